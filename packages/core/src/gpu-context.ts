@@ -1,0 +1,102 @@
+/**
+ * The GPU a rung runs on: adapter, device and what they offer. Browser-safe: only `./node` touches Dawn.
+ * In a browser, build one with `createGpuContext(await navigator.gpu.requestAdapter())`.
+ */
+import { GpuError } from './errors.js';
+
+/** Optional features the rungs can use; each is requested when the adapter has it. */
+export const WANTED_FEATURES: readonly GPUFeatureName[] = [
+  'shader-f16',
+  'subgroups',
+  'timestamp-query',
+  'chromium-experimental-subgroup-matrix' as GPUFeatureName,
+];
+
+/** Limits the rungs need at the adapter's maximum (device defaults are far lower, e.g. 16 KiB workgroup storage). */
+export const WANTED_LIMITS = [
+  'maxComputeWorkgroupStorageSize',
+  'maxStorageBufferBindingSize',
+  'maxBufferSize',
+  'maxComputeInvocationsPerWorkgroup',
+  'maxComputeWorkgroupSizeX',
+  'maxComputeWorkgroupSizeY',
+  'maxComputeWorkgroupSizeZ',
+  'maxComputeWorkgroupsPerDimension',
+  'maxStorageBuffersPerShaderStage',
+] as const;
+
+export type WantedLimit = (typeof WANTED_LIMITS)[number];
+
+export interface AdapterReport {
+  vendor: string;
+  architecture: string;
+  device: string;
+  description: string;
+  /** Features the device was created with. */
+  features: string[];
+  limits: Record<WantedLimit, number>;
+  subgroupMinSize?: number;
+  subgroupMaxSize?: number;
+}
+
+export interface GpuContext {
+  readonly adapter: GPUAdapter;
+  readonly device: GPUDevice;
+  readonly report: AdapterReport;
+  readonly hasTimestamps: boolean;
+  /** Rejects... never; resolves when the device is lost (also after destroy()). */
+  readonly lost: Promise<GPUDeviceLostInfo>;
+  destroy(): void;
+}
+
+/** Requests a device with every wanted feature the adapter has and the adapter's maximum wanted limits. */
+export async function createGpuContext(adapter: GPUAdapter): Promise<GpuContext> {
+  const requiredFeatures = WANTED_FEATURES.filter((f) => adapter.features.has(f));
+  const requiredLimits: Record<string, number> = {};
+  for (const name of WANTED_LIMITS) requiredLimits[name] = adapter.limits[name];
+  let device: GPUDevice;
+  try {
+    device = await adapter.requestDevice({ requiredFeatures, requiredLimits, label: 'fa-device' });
+  } catch (error) {
+    throw new GpuError('unavailable', `the GPU adapter refused a device: ${oneLine(error)}`);
+  }
+  const report = describe(adapter, device);
+  return {
+    adapter,
+    device,
+    report,
+    hasTimestamps: device.features.has('timestamp-query'),
+    lost: device.lost,
+    destroy: () => {
+      device.destroy();
+    },
+  };
+}
+
+function describe(adapter: GPUAdapter, device: GPUDevice): AdapterReport {
+  const info = adapter.info as GPUAdapterInfo & { subgroupMinSize?: number; subgroupMaxSize?: number };
+  const limits = {} as Record<WantedLimit, number>;
+  for (const name of WANTED_LIMITS) limits[name] = device.limits[name];
+  const report: AdapterReport = {
+    vendor: info.vendor,
+    architecture: info.architecture,
+    device: info.device,
+    description: info.description,
+    features: [...device.features].map(String).sort(),
+    limits,
+  };
+  if (info.subgroupMinSize !== undefined) report.subgroupMinSize = info.subgroupMinSize;
+  if (info.subgroupMaxSize !== undefined) report.subgroupMaxSize = info.subgroupMaxSize;
+  return report;
+}
+
+/** One line for an adapter: vendor, device or architecture, description. */
+export function adapterName(report: AdapterReport): string {
+  const parts = [report.vendor, report.device || report.architecture, report.description].filter((p) => p.length > 0);
+  return [...new Set(parts)].join(' / ') || 'unknown adapter';
+}
+
+export function oneLine(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.split('\n').map((l) => l.trim()).filter((l) => l.length > 0).join(' ');
+}

@@ -1,0 +1,4 @@
+export * from './rung.js';
+export * from './errors.js';
+export * from './gpu-context.js';
+export * from './run-all.js';

@@ -1,0 +1,57 @@
+/**
+ * The GPU in Node.js, through Dawn (the `webgpu` package). The only module that touches Dawn's `create()`.
+ *
+ * Teardown: after requestDevice() Dawn keeps a thread alive and destroying its instance can hang, so a one-shot
+ * program must destroy the device, flush its output and then call process.exit().
+ */
+import { createRequire } from 'node:module';
+import { GpuError } from '../errors.js';
+import { createGpuContext, oneLine, type GpuContext } from '../gpu-context.js';
+
+/**
+ * Dawn toggles, in ONE enable string (a second `enable-dawn-features=` would replace the first):
+ * - allow_unsafe_apis: experimental subgroup matrices;
+ * - vulkan_enable_f16_on_nvidia: shader-f16 on NVIDIA's Vulkan driver;
+ * and timestamp_quantization disabled, or short kernels all time as the same quantum.
+ */
+export const DAWN_FLAGS: readonly string[] = [
+  'enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia',
+  'disable-dawn-features=timestamp_quantization',
+];
+
+export const NO_ADAPTER_HINT =
+  'for a software GPU on Debian/Ubuntu install Mesa >= 24 lavapipe (bash .ci/install-lavapipe.sh; see README "Software GPU")';
+
+export interface AcquireOptions {
+  powerPreference?: GPUPowerPreference;
+  /** Environment to read FA_GPU from (default process.env): FA_GPU=off disables the GPU. */
+  env?: Record<string, string | undefined>;
+}
+
+export type Acquired = { gpu: GpuContext; reason?: undefined } | { gpu?: undefined; reason: string };
+
+/** The GPU, or the reason there is none. Never throws for a missing GPU; the caller decides whether that is fatal. */
+export async function acquireNodeGpu(options: AcquireOptions = {}): Promise<Acquired> {
+  const env = options.env ?? process.env;
+  if (env.FA_GPU === 'off' || env.FA_GPU === '0') return { reason: 'GPU disabled by FA_GPU=off' };
+  let webgpu: typeof import('webgpu');
+  try {
+    webgpu = createRequire(import.meta.url)('webgpu') as typeof import('webgpu');
+  } catch (error) {
+    return { reason: `Dawn (the webgpu package) failed to load: ${oneLine(error)}` };
+  }
+  Object.assign(globalThis, webgpu.globals);
+  let adapter: GPUAdapter | null;
+  try {
+    const gpu = webgpu.create([...DAWN_FLAGS]);
+    adapter = await gpu.requestAdapter({ powerPreference: options.powerPreference ?? 'high-performance' });
+  } catch (error) {
+    return { reason: `no GPU adapter (${oneLine(error)}); ${NO_ADAPTER_HINT}` };
+  }
+  if (!adapter) return { reason: `no GPU adapter (no Vulkan driver found); ${NO_ADAPTER_HINT}` };
+  try {
+    return { gpu: await createGpuContext(adapter) };
+  } catch (error) {
+    return { reason: error instanceof GpuError ? error.message : oneLine(error) };
+  }
+}

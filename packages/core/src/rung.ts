@@ -1,0 +1,68 @@
+/**
+ * The one interface every rung implements, CPU or GPU. `prepare` does the one-time work (pipelines, buffers,
+ * worker threads) so that benchmarks time only `run`.
+ */
+import type { Shape } from '@fa/io';
+import type { GpuContext } from './gpu-context.js';
+
+export type RungKind = 'cpu' | 'gpu';
+
+/** What a rung may use on this machine. */
+export interface RunEnv {
+  /** The GPU, when an adapter exists. */
+  readonly gpu?: GpuContext;
+  /** Why there is no GPU, when there is none (shown by --list). */
+  readonly gpuUnavailableReason?: string;
+  /** CPU threads a CPU rung may use. */
+  readonly threads: number;
+}
+
+export interface Rung {
+  /** CLI key: 'seq-attention', 'fused', ... */
+  readonly id: string;
+  /** Position on the ladder (1 = slowest idea). */
+  readonly index: number;
+  readonly kind: RungKind;
+  /** One line: what the rung is. */
+  readonly title: string;
+  /** One sentence: what changed from the rung below, and why it should be faster. */
+  readonly delta: string;
+  /** WebGPU features the rung needs. */
+  readonly requires?: readonly GPUFeatureName[];
+  /** Whether the rung can run `shape` here: true, or the reason it cannot. */
+  supports(shape: Shape, env: RunEnv): true | string;
+  prepare(env: RunEnv, shape: Shape): Promise<Runner>;
+}
+
+export interface RunStats {
+  /** Time the GPU spent, from timestamp queries, when available. */
+  gpuMs?: number;
+}
+
+export interface Runner {
+  /** Most batches one `run` call accepts (binding limits, memory); callers feed chunks of at most this many. */
+  readonly maxBatchesPerRun: number;
+  /** True when the runner works best on SharedArrayBuffer-backed input (worker threads read it without a copy). */
+  readonly prefersSharedInput?: boolean;
+  /**
+   * Computes O for `batches` consecutive batches. `input` holds Q, K, V per batch (batches·3·N·d floats),
+   * `output` receives O per batch (batches·N·d floats).
+   */
+  run(input: Float32Array, batches: number, output: Float32Array): Promise<RunStats>;
+  /** Frees buffers, pipelines and threads. */
+  dispose(): Promise<void>;
+}
+
+/** Why a rung cannot run here at all (no GPU, missing feature), or undefined when it can. */
+export function unavailableReason(rung: Rung, env: RunEnv): string | undefined {
+  if (rung.kind === 'cpu') return undefined;
+  if (!env.gpu) return env.gpuUnavailableReason ?? 'no GPU adapter';
+  const missing = (rung.requires ?? []).filter((f) => !env.gpu?.device.features.has(f));
+  if (missing.length > 0) return `the GPU lacks feature${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`;
+  return undefined;
+}
+
+/** Availability of a rung for a shape: true, or the reason it cannot run it here. */
+export function canRun(rung: Rung, shape: Shape, env: RunEnv): true | string {
+  return unavailableReason(rung, env) ?? rung.supports(shape, env);
+}

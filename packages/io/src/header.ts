@@ -1,0 +1,58 @@
+/**
+ * Validates an hw4 header against the real file size, before anything is allocated.
+ */
+import { Hw4FormatError } from './errors.js';
+import { HEADER_BYTES, MAX_BATCH_BYTES, formatBytes, formatShape, type Shape } from './shape.js';
+
+/**
+ * Reads B, N and d from the first 12 bytes and checks them against `fileBytes`, the file's real size.
+ * Throws a one-line Hw4FormatError for: a file shorter than the header, B, N or d not positive, a truncated file,
+ * trailing bytes, or a single batch too large to hold in memory.
+ */
+export function parseHeader(header: Uint8Array, fileBytes: number, name = 'input'): Shape {
+  if (fileBytes < HEADER_BYTES || header.byteLength < HEADER_BYTES) {
+    throw new Hw4FormatError(
+      `${name}: file is ${fileBytes} bytes, shorter than the ${HEADER_BYTES}-byte header (int32 B, N, d); is it an hw4 input file?`,
+    );
+  }
+  const view = new DataView(header.buffer, header.byteOffset, HEADER_BYTES);
+  const B = view.getInt32(0, true);
+  const N = view.getInt32(4, true);
+  const d = view.getInt32(8, true);
+  const shape: Shape = { B, N, d };
+  const bad = (['B', 'N', 'd'] as const).filter((key) => shape[key] < 1);
+  if (bad.length > 0) {
+    throw new Hw4FormatError(
+      `${name}: header says ${formatShape(shape)}; ${bad.join(', ')} must be positive (is it an hw4 input file, little-endian int32?)`,
+    );
+  }
+  const batchBytes = 12n * BigInt(N) * BigInt(d);
+  const expected = BigInt(HEADER_BYTES) + BigInt(B) * batchBytes;
+  const actual = BigInt(fileBytes);
+  if (expected > actual) {
+    throw new Hw4FormatError(
+      `${name}: file is truncated: header (${formatShape(shape)}) needs ${expected} bytes but the file has ${fileBytes}`,
+    );
+  }
+  if (expected < actual) {
+    throw new Hw4FormatError(
+      `${name}: file has ${actual - expected} trailing bytes: header (${formatShape(shape)}) needs ${expected} bytes but the file has ${fileBytes}`,
+    );
+  }
+  if (batchBytes > BigInt(MAX_BATCH_BYTES)) {
+    throw new Hw4FormatError(
+      `${name}: one batch (${formatShape(shape)}) needs ${formatBytes(Number(batchBytes))} of Q, K and V; at most ${formatBytes(MAX_BATCH_BYTES)} per batch is supported`,
+    );
+  }
+  return shape;
+}
+
+/** The 12 header bytes for a shape. */
+export function encodeHeader(shape: Shape): Uint8Array {
+  const header = new Uint8Array(HEADER_BYTES);
+  const view = new DataView(header.buffer);
+  view.setInt32(0, shape.B, true);
+  view.setInt32(4, shape.N, true);
+  view.setInt32(8, shape.d, true);
+  return header;
+}

@@ -1,0 +1,10 @@
+export * from './shape.js';
+export * from './errors.js';
+export * from './header.js';
+export * from './finite.js';
+export * from './read.js';
+export * from './write.js';
+export * from './prng.js';
+export * from './generate.js';
+export * from './compare.js';
+export { ioError } from './io-error.js';

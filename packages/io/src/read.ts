@@ -1,0 +1,157 @@
+/**
+ * Streaming reader for hw4 input files: the header is checked against the file size first, then batches are read
+ * in chunks of whole batches, so memory stays bounded however large B is.
+ */
+import { open, type FileHandle } from 'node:fs/promises';
+import { endianness } from 'node:os';
+import { Hw4FormatError, Hw4NonFiniteError } from './errors.js';
+import { countNonFinite, firstNonFinite, formatPosition, inputPosition } from './finite.js';
+import { parseHeader } from './header.js';
+import { ioError } from './io-error.js';
+import { HEADER_BYTES, inputBatchBytes, matrixFloats, type Shape } from './shape.js';
+
+/** A run of whole batches of input: for each batch Q, K, V (each N·d floats), in file order. */
+export interface InputChunk {
+  /** Index of the chunk's first batch in the file. */
+  readonly firstBatch: number;
+  /** Number of batches in the chunk. */
+  readonly batches: number;
+  /** batches·3·N·d floats. */
+  readonly data: Float32Array;
+}
+
+export interface ChunkOptions {
+  /** Target chunk size in bytes (at least one batch is always read). Default 64 MiB. */
+  chunkBytes?: number;
+  /** Exact number of batches per chunk; overrides chunkBytes. */
+  batchesPerChunk?: number;
+  /** Accept NaN and ±Inf instead of rejecting the file. Default false. */
+  allowNonFinite?: boolean;
+  /** Back chunks with SharedArrayBuffer (for worker threads). Default false. */
+  shared?: boolean;
+}
+
+export const DEFAULT_CHUNK_BYTES = 64 * 1024 * 1024;
+const BIG_ENDIAN_HOST = endianness() === 'BE';
+
+/** An open hw4 input file whose header has been validated. Close it when done (chunks() closes it at the end). */
+export class Hw4Input {
+  private constructor(
+    readonly path: string,
+    readonly name: string,
+    readonly shape: Shape,
+    readonly fileBytes: number,
+    private readonly handle: FileHandle,
+  ) {}
+
+  /** Opens and validates `path`; `name` is how messages call it (default: the path). */
+  static async open(path: string, name = path): Promise<Hw4Input> {
+    let handle: FileHandle;
+    try {
+      handle = await open(path, 'r');
+    } catch (error) {
+      throw ioError(error, `input ${name}`);
+    }
+    try {
+      const stat = await handle.stat();
+      if (!stat.isFile()) throw new Hw4FormatError(`${name}: not a regular file; give the path of an hw4 input file`);
+      const header = new Uint8Array(HEADER_BYTES);
+      const { bytesRead } = await handle.read(header, 0, HEADER_BYTES, 0);
+      const shape = parseHeader(header.subarray(0, bytesRead), stat.size, name);
+      return new Hw4Input(path, name, shape, stat.size, handle);
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+
+  /** Batches per chunk for the given options. */
+  batchesPerChunk(options: ChunkOptions = {}): number {
+    if (options.batchesPerChunk !== undefined) return Math.max(1, Math.floor(options.batchesPerChunk));
+    const target = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
+    return Math.max(1, Math.min(this.shape.B, Math.floor(target / inputBatchBytes(this.shape))));
+  }
+
+  /**
+   * Reads the file as chunks of whole batches, in order. Rejects non-finite values unless allowed, reporting their
+   * count over the whole file and the first position. Each chunk owns a fresh buffer, so a consumer may keep it.
+   */
+  async *chunks(options: ChunkOptions = {}): AsyncGenerator<InputChunk> {
+    const perChunk = this.batchesPerChunk(options);
+    const batchBytes = inputBatchBytes(this.shape);
+    for (let first = 0; first < this.shape.B; first += perChunk) {
+      const batches = Math.min(perChunk, this.shape.B - first);
+      const data = await this.readBatches(first, batches, batchBytes, options.shared ?? false);
+      if (!options.allowNonFinite) {
+        const bad = firstNonFinite(data);
+        if (bad >= 0) throw await this.nonFiniteError(first, batches, data, bad);
+      }
+      yield { firstBatch: first, batches, data };
+    }
+  }
+
+  /** Reads the whole file into one chunk (for small files). */
+  async readAll(options: Omit<ChunkOptions, 'chunkBytes' | 'batchesPerChunk'> = {}): Promise<InputChunk> {
+    let all: InputChunk | undefined;
+    for await (const chunk of this.chunks({ ...options, batchesPerChunk: this.shape.B })) all = chunk;
+    if (all === undefined) throw new Hw4FormatError(`${this.name}: no batches`);
+    return all;
+  }
+
+  async close(): Promise<void> {
+    await this.handle.close();
+  }
+
+  private async readBatches(first: number, batches: number, batchBytes: number, shared: boolean): Promise<Float32Array> {
+    const bytes = batches * batchBytes;
+    const storage = shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes);
+    const target = new Uint8Array(storage);
+    let done = 0;
+    const position = HEADER_BYTES + first * batchBytes;
+    while (done < bytes) {
+      const length = Math.min(bytes - done, 1 << 30);
+      const { bytesRead } = await this.handle.read(target, done, length, position + done);
+      if (bytesRead === 0) throw new Hw4FormatError(`${this.name}: file shrank while being read (at byte ${position + done})`);
+      done += bytesRead;
+    }
+    if (BIG_ENDIAN_HOST) Buffer.from(storage).swap32();
+    return new Float32Array(storage);
+  }
+
+  private async nonFiniteError(first: number, batches: number, data: Float32Array, index: number): Promise<Hw4NonFiniteError> {
+    let count = countNonFinite(data);
+    const batchBytes = inputBatchBytes(this.shape);
+    const step = Math.max(1, Math.floor((64 * 1024 * 1024) / batchBytes));
+    for (let b = first + batches; b < this.shape.B; b += step) {
+      count += countNonFinite(await this.readBatches(b, Math.min(step, this.shape.B - b), batchBytes, false));
+    }
+    const position = inputPosition(this.shape, first, index);
+    const what = count === 1 ? '1 non-finite value (NaN or ±Inf)' : `${count} non-finite values (NaN or ±Inf)`;
+    return new Hw4NonFiniteError(
+      `${this.name}: ${what}, the first at ${formatPosition(position)}; hw4 inputs must be finite (--allow-non-finite to run anyway)`,
+      count,
+      position,
+    );
+  }
+}
+
+/** Q, K or V of batch `b` (within the chunk) as a view of the chunk's data. */
+export function matrixView(chunk: InputChunk, shape: Shape, b: number, which: 0 | 1 | 2): Float32Array {
+  const size = matrixFloats(shape);
+  const start = (b * 3 + which) * size;
+  return chunk.data.subarray(start, start + size);
+}
+
+/** Opens, validates and reads a whole input file (for small files; use Hw4Input.chunks for large ones). */
+export async function readHw4Input(
+  path: string,
+  options: Omit<ChunkOptions, 'chunkBytes' | 'batchesPerChunk'> = {},
+): Promise<{ shape: Shape; data: Float32Array }> {
+  const input = await Hw4Input.open(path);
+  try {
+    const { data } = await input.readAll(options);
+    return { shape: input.shape, data };
+  } finally {
+    await input.close();
+  }
+}

@@ -1,0 +1,2 @@
+export * from './ladder.js';
+export * from './cases.js';

@@ -1,0 +1,6 @@
+export { attentionOracle } from './oracle.js';
+export { seqAttention, seqAttentionKernel } from './seq-attention.js';
+export { seqFlash, seqFlashKernel, SEQ_FLASH_BLOCKS, type FlashBlocks } from './seq-flash.js';
+export { cpu } from './cpu.js';
+export { attendRowBlock } from './cpu-kernel.js';
+export { singleThreadRunner, type BatchKernel } from './single-thread.js';

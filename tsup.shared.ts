@@ -1,0 +1,16 @@
+import type { Options } from 'tsup';
+
+/** The one build recipe of every package: ESM for Node 20, declarations, source maps. */
+export function packageBuild(entry: Record<string, string>, overrides: Options = {}): Options {
+  return {
+    entry,
+    format: ['esm'],
+    target: 'node20',
+    platform: 'node',
+    dts: true,
+    sourcemap: true,
+    clean: true,
+    splitting: false,
+    ...overrides,
+  };
+}
