@@ -9,6 +9,7 @@ const project = (name: string, dir: string) => ({
 export default defineConfig({
   test: {
     pool: 'forks',
+    reporters: ['default', './scripts/summary-reporter.mjs'],
     projects: [
       project('@fa/io', 'packages/io'),
       project('@fa/core', 'packages/core'),

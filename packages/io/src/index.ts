@@ -3,6 +3,7 @@ export * from './errors.js';
 export * from './header.js';
 export * from './finite.js';
 export * from './read.js';
+export * from './read-output.js';
 export * from './write.js';
 export * from './prng.js';
 export * from './generate.js';

@@ -79,14 +79,28 @@ export class Hw4Input {
   async *chunks(options: ChunkOptions = {}): AsyncGenerator<InputChunk> {
     const perChunk = this.batchesPerChunk(options);
     const batchBytes = inputBatchBytes(this.shape);
-    for (let first = 0; first < this.shape.B; first += perChunk) {
-      const batches = Math.min(perChunk, this.shape.B - first);
-      const data = await this.readBatches(first, batches, batchBytes, options.shared ?? false);
-      if (!options.allowNonFinite) {
-        const bad = firstNonFinite(data);
-        if (bad >= 0) throw await this.nonFiniteError(first, batches, data, bad);
+    const shared = options.shared ?? false;
+    const read = (first: number): Promise<Float32Array> =>
+      this.readBatches(first, Math.min(perChunk, this.shape.B - first), batchBytes, shared);
+    // One read ahead: chunk k+1 is read from disk while chunk k is checked and consumed.
+    let pending: Promise<Float32Array> | undefined = read(0);
+    try {
+      for (let first = 0; first < this.shape.B; first += perChunk) {
+        const data: Float32Array = await pending!;
+        pending = first + perChunk < this.shape.B ? read(first + perChunk) : undefined;
+        const batches = Math.min(perChunk, this.shape.B - first);
+        if (!options.allowNonFinite) {
+          const bad = firstNonFinite(data);
+          if (bad >= 0) {
+            await pending?.catch(() => undefined);
+            pending = undefined;
+            throw await this.nonFiniteError(first, batches, data, bad);
+          }
+        }
+        yield { firstBatch: first, batches, data };
       }
-      yield { firstBatch: first, batches, data };
+    } finally {
+      await pending?.catch(() => undefined);
     }
   }
 

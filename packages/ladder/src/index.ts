@@ -1,2 +1,3 @@
 export * from './ladder.js';
 export * from './cases.js';
+export * from './conformance.js';

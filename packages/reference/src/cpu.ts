@@ -15,19 +15,56 @@ ${attendRowBlock.toString()}
 (${workerLoop.toString()})(parentPort, ${attendRowBlock.name});
 `;
 
+/**
+ * One pool of worker threads per process, created on first use and kept: starting and stopping threads for every
+ * prepare costs time, and repeated thread teardown next to Dawn's own threads proved fragile. Idle workers are
+ * unref'd, so they never keep the process alive.
+ */
+class WorkerPool {
+  private static instance: WorkerPool | undefined;
+  private readonly workers: Worker[] = [];
+
+  static get(threads: number): WorkerPool {
+    WorkerPool.instance ??= new WorkerPool();
+    WorkerPool.instance.grow(threads);
+    return WorkerPool.instance;
+  }
+
+  private grow(threads: number): void {
+    while (this.workers.length < threads) {
+      const worker = new Worker(WORKER_SOURCE, { eval: true });
+      worker.unref();
+      this.workers.push(worker);
+    }
+  }
+
+  /** Runs `job` on the first `threads` workers; each takes tasks until none are left. */
+  async run(job: PoolJob, threads: number): Promise<void> {
+    const crew = this.workers.slice(0, threads);
+    for (const w of crew) w.ref();
+    try {
+      await Promise.all(crew.map((worker) => runOn(worker, job)));
+    } finally {
+      for (const w of crew) w.unref();
+    }
+  }
+}
+
 class CpuPoolRunner implements Runner {
   readonly prefersSharedInput = true;
   readonly maxBatchesPerRun: number;
-  private readonly workers: Worker[];
+  private readonly pool: WorkerPool;
   private scratchIn: Float32Array | undefined;
   private scratchOut: Float32Array | undefined;
 
   constructor(
     private readonly shape: Shape,
-    threads: number,
+    private readonly threads: number,
   ) {
-    this.maxBatchesPerRun = Math.max(1, Math.floor((64 * 1024 * 1024) / (16 * matrixFloats(shape))));
-    this.workers = Array.from({ length: Math.max(1, threads) }, () => new Worker(WORKER_SOURCE, { eval: true }));
+    const size = matrixFloats(shape);
+    // At most 64 MiB of input per run and about 2^31 flops, so progress can be reported between runs.
+    this.maxBatchesPerRun = Math.max(1, Math.min(Math.floor(2 ** 26 / (12 * size)), Math.floor(2 ** 31 / (4 * shape.N * size))));
+    this.pool = WorkerPool.get(Math.max(1, threads));
   }
 
   async run(input: Float32Array, batches: number, output: Float32Array): Promise<Record<string, never>> {
@@ -35,6 +72,7 @@ class CpuPoolRunner implements Runner {
     const size = matrixFloats(this.shape);
     const qkv = this.sharedIn(input, batches * 3 * size);
     const out = output.buffer instanceof SharedArrayBuffer ? output : this.sharedOut(batches * size);
+    const threads = Math.max(1, this.threads);
     const job: PoolJob = {
       qkv,
       out,
@@ -42,15 +80,17 @@ class CpuPoolRunner implements Runner {
       batches,
       N,
       d,
-      rowsPerTask: Math.max(1, Math.min(64, Math.ceil((batches * N) / (this.workers.length * 8)))),
+      rowsPerTask: Math.max(1, Math.min(64, Math.ceil((batches * N) / (threads * 8)))),
     };
-    await Promise.all(this.workers.map((worker) => runOn(worker, job)));
+    await this.pool.run(job, threads);
     if (out !== output) output.set(out.subarray(0, batches * size));
     return {};
   }
 
-  async dispose(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.terminate()));
+  dispose(): Promise<void> {
+    this.scratchIn = undefined;
+    this.scratchOut = undefined;
+    return Promise.resolve();
   }
 
   private sharedIn(input: Float32Array, floats: number): Float32Array {

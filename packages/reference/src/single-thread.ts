@@ -10,7 +10,8 @@ export type BatchKernel = (Q: Float32Array, K: Float32Array, V: Float32Array, O:
 export function singleThreadRunner(kernel: BatchKernel, shape: Shape): Runner {
   const size = matrixFloats(shape);
   return {
-    maxBatchesPerRun: Math.max(1, Math.floor((64 * 1024 * 1024) / (16 * size))),
+    // About 2^27 flops per run (under a second), so progress can be reported between runs.
+    maxBatchesPerRun: Math.max(1, Math.floor(2 ** 27 / (4 * shape.N * size))),
     run(input, batches, output) {
       for (let b = 0; b < batches; b++) {
         const q = b * 3 * size;

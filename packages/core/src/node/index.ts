@@ -28,6 +28,13 @@ export interface AcquireOptions {
   env?: Record<string, string | undefined>;
 }
 
+/**
+ * Dawn's GPU instances, kept for the life of the process: if the object returned by create() is garbage-collected
+ * while its adapter and device live on, the process crashes later (measured: futex and mutex aborts as soon as a
+ * garbage collection runs, e.g. when a worker thread starts).
+ */
+const liveInstances: GPU[] = [];
+
 export type Acquired = { gpu: GpuContext; reason?: undefined } | { gpu?: undefined; reason: string };
 
 /** The GPU, or the reason there is none. Never throws for a missing GPU; the caller decides whether that is fatal. */
@@ -44,6 +51,7 @@ export async function acquireNodeGpu(options: AcquireOptions = {}): Promise<Acqu
   let adapter: GPUAdapter | null;
   try {
     const gpu = webgpu.create([...DAWN_FLAGS]);
+    liveInstances.push(gpu);
     adapter = await gpu.requestAdapter({ powerPreference: options.powerPreference ?? 'high-performance' });
   } catch (error) {
     return { reason: `no GPU adapter (${oneLine(error)}); ${NO_ADAPTER_HINT}` };

@@ -1,0 +1,115 @@
+/**
+ * hw4-cli ladder: the quick tour. Generates one input, computes the float64 oracle, runs every rung that can run
+ * here on it, checks each against the oracle and prints the ladder table (time, GFLOP/s, speedup, error).
+ */
+import { canRun, runAll, type Rung } from '@fa/core';
+import { NO_ADAPTER_HINT } from '@fa/core/node';
+import { attentionFlops, compareOutputs, formatShape, generateInput, parseDataKind, parseShape, type Comparison } from '@fa/io';
+import { LADDER } from '@fa/ladder';
+import { attentionOracle } from '@fa/reference';
+import { isNonNegativeInteger, numberFlag, parse, stringFlag } from '../args.js';
+import { makeEnv, type CliEnv } from '../env.js';
+import { EXIT, UsageError } from '../exit-codes.js';
+import { reporter } from '../output.js';
+import { milliseconds, textTable } from '../table.js';
+import { resolveRung } from './run.js';
+import { formatAdapter } from './list.js';
+
+export const LADDER_OPTIONS = {
+  shape: { type: 'string', short: 's' },
+  kind: { type: 'string', short: 'k' },
+  seed: { type: 'string' },
+  impl: { type: 'string', short: 'i' },
+  threads: { type: 'string' },
+  json: { type: 'boolean' },
+  quiet: { type: 'boolean', short: 'q' },
+} as const;
+
+export const DEFAULT_LADDER_SHAPE = '4,512,64';
+
+interface LadderRow {
+  id: string;
+  index: number;
+  kind: string;
+  ran: boolean;
+  reason?: string;
+  ms?: number;
+  gpuMs?: number;
+  gflops?: number;
+  speedupOverBelow?: number;
+  comparison?: Comparison;
+  errorRatio?: number;
+}
+
+export async function ladderCommand(args: string[], hold: (env: CliEnv) => void): Promise<number> {
+  const { values, positionals } = parse('ladder', args, LADDER_OPTIONS);
+  if (positionals.length > 0) throw new UsageError(`hw4-cli ladder takes no file arguments (got ${positionals.join(' ')}); see --help`);
+  const out = reporter(values.quiet === true, values.json === true);
+  const shape = parseShape(stringFlag(values, 'shape') ?? DEFAULT_LADDER_SHAPE);
+  const kind = parseDataKind(stringFlag(values, 'kind') ?? 'uniform');
+  const seed = numberFlag(values, 'seed', isNonNegativeInteger, 'a non-negative integer') ?? 1;
+  const implList = stringFlag(values, 'impl');
+  const rungs: readonly Rung[] = implList ? implList.split(',').map((id) => resolveRung(id.trim())) : LADDER;
+  const env = await makeEnv({ gpu: rungs.some((r) => r.kind === 'gpu'), threads: numberFlag(values, 'threads') });
+  hold(env);
+
+  out.info(`ladder on ${formatShape(shape)}, ${kind} data, seed ${seed}: ${(attentionFlops(shape) / 1e6).toFixed(0)} MFLOP per rung`);
+  const input = generateInput({ shape, kind, seed });
+  const oracle = attentionOracle(input, shape);
+  const rows: LadderRow[] = [];
+  let baselineError: number | undefined;
+  let below: LadderRow | undefined;
+  for (const rung of rungs) {
+    const allowed = canRun(rung, shape, env);
+    if (allowed !== true) {
+      rows.push({ id: rung.id, index: rung.index, kind: rung.kind, ran: false, reason: allowed });
+      continue;
+    }
+    out.info(`  running ${rung.id} ...`);
+    const runner = await rung.prepare(env, shape);
+    let row: LadderRow;
+    try {
+      const start = performance.now();
+      const { output, gpuMs } = await runAll(runner, input, shape);
+      const ms = performance.now() - start;
+      const comparison = compareOutputs(output, oracle, shape);
+      baselineError ??= rung.id === 'seq-attention' ? comparison.maxAbsError : undefined;
+      row = { id: rung.id, index: rung.index, kind: rung.kind, ran: true, ms, comparison, gflops: attentionFlops(shape) / (gpuMs ?? ms) / 1e6 };
+      if (gpuMs !== undefined) row.gpuMs = gpuMs;
+      if (below?.ms !== undefined) row.speedupOverBelow = (below.gpuMs ?? below.ms) / (gpuMs ?? ms);
+      if (baselineError !== undefined && baselineError > 0) row.errorRatio = comparison.maxAbsError / baselineError;
+    } finally {
+      await runner.dispose();
+    }
+    rows.push(row);
+    below = row;
+  }
+  const failed = rows.filter((r) => r.comparison && !r.comparison.pass);
+  if (out.json) {
+    out.result({ shape, kind, seed, adapter: env.gpu?.report, gpuUnavailableReason: env.gpu ? undefined : env.gpuUnavailableReason, rungs: rows });
+  }
+  out.info(
+    textTable(
+      ['#', 'id', 'kind', 'time', 'GFLOP/s', 'vs below', 'max error', 'vs seq', 'result'],
+      rows.map((r) =>
+        r.ran && r.comparison
+          ? [
+              String(r.index),
+              r.id,
+              r.kind,
+              milliseconds(r.gpuMs ?? r.ms ?? 0) + (r.gpuMs === undefined ? '' : ' gpu'),
+              (r.gflops ?? 0).toFixed(2),
+              r.speedupOverBelow === undefined ? '-' : `${r.speedupOverBelow.toFixed(1)}x`,
+              r.comparison.maxAbsError.toExponential(1),
+              r.errorRatio === undefined ? '-' : `${r.errorRatio.toFixed(2)}x`,
+              r.comparison.pass ? 'PASS' : 'FAIL',
+            ]
+          : [String(r.index), r.id, r.kind, '-', '-', '-', '-', '-', `skipped: ${r.reason ?? ''}`],
+      ),
+    ),
+  );
+  out.info(`errors are max |O - O_float64| over ${shape.B * shape.N * shape.d} elements; the format's tolerance is 5e-3`);
+  if (env.gpu) out.info(formatAdapter(env.gpu.report));
+  else if (rungs.some((r) => r.kind === 'gpu')) out.info(`GPU rungs skipped: ${env.gpuUnavailableReason ?? ''}${env.gpuUnavailableReason?.includes('lavapipe') ? '' : `; ${NO_ADAPTER_HINT}`}`);
+  return failed.length > 0 ? EXIT.mismatch : EXIT.ok;
+}

@@ -1,0 +1,55 @@
+/**
+ * hw4-cli --list [--json]: the rungs in ladder order, whether each can run here and why not, and the GPU adapter.
+ */
+import { adapterName, unavailableReason, type AdapterReport } from '@fa/core';
+import { formatBytes } from '@fa/io';
+import { LADDER } from '@fa/ladder';
+import type { CliEnv } from '../env.js';
+import { textTable } from '../table.js';
+
+export interface ListedRung {
+  id: string;
+  index: number;
+  title: string;
+  delta: string;
+  kind: 'cpu' | 'gpu';
+  requires: string[];
+  available: boolean;
+  reason?: string;
+}
+
+export function listRungs(env: CliEnv): ListedRung[] {
+  return LADDER.map((rung) => {
+    const reason = unavailableReason(rung, env);
+    const entry: ListedRung = {
+      id: rung.id,
+      index: rung.index,
+      title: rung.title,
+      delta: rung.delta,
+      kind: rung.kind,
+      requires: [...(rung.requires ?? [])],
+      available: reason === undefined,
+    };
+    if (reason !== undefined) entry.reason = reason;
+    return entry;
+  });
+}
+
+export function formatList(env: CliEnv): string {
+  const rows = listRungs(env).map((r) => [String(r.index), r.id, r.kind, r.available ? 'yes' : 'no', r.available ? r.title : r.reason ?? '']);
+  const lines = ['Rungs, slowest idea first (the default is the highest one that can run the input\'s shape):', textTable(['#', 'id', 'kind', 'here', 'title, or why not here'], rows), ''];
+  lines.push(env.gpu ? formatAdapter(env.gpu.report) : `GPU: none (${env.gpuUnavailableReason ?? 'unknown reason'})`);
+  return lines.join('\n');
+}
+
+export function formatAdapter(report: AdapterReport): string {
+  const l = report.limits;
+  const subgroups =
+    report.subgroupMinSize === undefined ? '' : `, subgroup size ${report.subgroupMinSize}-${report.subgroupMaxSize ?? report.subgroupMinSize}`;
+  return [
+    `GPU: ${adapterName(report)}`,
+    `  features: ${report.features.join(', ')}`,
+    `  limits: workgroup storage ${formatBytes(l.maxComputeWorkgroupStorageSize)}, storage binding ${formatBytes(l.maxStorageBufferBindingSize)}, ` +
+      `buffer ${formatBytes(l.maxBufferSize)}, ${l.maxComputeInvocationsPerWorkgroup} invocations per workgroup${subgroups}`,
+  ].join('\n');
+}

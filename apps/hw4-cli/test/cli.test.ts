@@ -1,0 +1,173 @@
+import { describe, expect, it } from 'vitest';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { encodeHeader } from '@fa/io';
+import { cli, ownLines, tempFolder } from './cli-helpers.js';
+
+const dir = tempFolder();
+const cpuOnly = { FA_GPU: 'off' };
+const input = join(dir, 'in.bin');
+const generated = cli(['gen', '--shape', '3,77,32', '--seed', '5', '--expected', join(dir, 'expected.bin'), input, '-q']);
+
+describe('hw4-cli run', () => {
+  it('generates an input and its oracle output', () => {
+    expect(generated.code, generated.stderr).toBe(0);
+    expect(readFileSync(input).length).toBe(12 + 12 * 3 * 77 * 32);
+    expect(readFileSync(join(dir, 'expected.bin')).length).toBe(4 * 3 * 77 * 32);
+  });
+
+  it.each(['seq-attention', 'seq-flash', 'cpu'])('--impl %s writes an output that check accepts', (impl) => {
+    const output = join(dir, `${impl}.out`);
+    const run = cli(['--impl', impl, input, output], cpuOnly);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/total .* s/);
+    expect(run.stderr).toMatch(/compute .*GFLOP\/s/);
+    const check = cli(['check', input, output]);
+    expect(check.code, check.stderr).toBe(0);
+    expect(check.stderr).toMatch(/PASS: max abs error/);
+    const against = cli(['check', input, output, '--expected', join(dir, 'expected.bin'), '--tolerance', '1e-5']);
+    expect(against.code, against.stderr).toBe(0);
+  });
+
+  it('picks the fastest rung available when --impl is absent, and --json reports it', () => {
+    const run = cli(['--json', '-q', input, join(dir, 'default.out')], cpuOnly);
+    expect(run.code, run.stderr).toBe(0);
+    const summary = JSON.parse(run.stdout) as { impl: string; seconds: Record<string, number> };
+    expect(summary.impl).toBe('cpu');
+    expect(summary.seconds.total).toBeGreaterThan(0);
+    expect(run.stderr).toBe('');
+  });
+
+  it('reads in small chunks with the same result', () => {
+    const out = join(dir, 'chunked.out');
+    expect(cli(['--impl', 'seq-flash', '--chunk-mb', '0.01', '-q', input, out], cpuOnly).code).toBe(0);
+    expect(readFileSync(out)).toEqual(readFileSync(join(dir, 'seq-flash.out')));
+  });
+});
+
+describe('hw4-cli on bad input', () => {
+  const precious = join(dir, 'precious.out');
+  const bad = (name: string, bytes: Uint8Array): string => {
+    const path = join(dir, name);
+    writeFileSync(path, bytes);
+    return path;
+  };
+  const header = (B: number, N: number, d: number): Buffer => Buffer.from(encodeHeader({ B, N, d }));
+  const nan = Buffer.concat([header(1, 1, 1), Buffer.from(Float32Array.from([1, Number.NaN, 2]).buffer)]);
+
+  it.each([
+    ['empty file', bad('empty.bin', new Uint8Array(0)), 3, /shorter than the 12-byte header/],
+    ['short file', bad('short.bin', new Uint8Array(7)), 3, /7 bytes/],
+    ['zero N', bad('zero.bin', header(1, 0, 4)), 3, /N must be positive/],
+    ['truncated', bad('trunc.bin', Buffer.concat([header(2, 4, 4), Buffer.alloc(100)])), 3, /truncated/],
+    ['trailing bytes', bad('trail.bin', Buffer.concat([header(1, 1, 1), Buffer.alloc(16)])), 3, /4 trailing bytes/],
+    ['huge claim', bad('huge.bin', Buffer.concat([header(2 ** 30, 128, 32), Buffer.alloc(1012)])), 3, /truncated/],
+    ['NaN', bad('nan.bin', nan), 3, /1 non-finite value .*batch 0, K, row 0, column 0/],
+    ['missing input', join(dir, 'does-not-exist.bin'), 4, /does not exist/],
+  ] as const)('%s: one-line error, exit %i, existing output untouched', (_name, path, code, pattern) => {
+    writeFileSync(precious, 'keep me');
+    const run = cli(['--impl', 'cpu', path, precious], cpuOnly);
+    expect(run.code).toBe(code);
+    const lines = ownLines(run.stderr);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^hw4-cli: error: /);
+    expect(lines[0]).toMatch(pattern);
+    expect(readFileSync(precious, 'utf8')).toBe('keep me');
+    expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('NaN input runs with --allow-non-finite only if the output stays finite, else writes nothing', () => {
+    writeFileSync(precious, 'keep me');
+    const run = cli(['--impl', 'cpu', '--allow-non-finite', join(dir, 'nan.bin'), precious], cpuOnly);
+    expect(run.code).toBe(1);
+    expect(ownLines(run.stderr)[0]).toMatch(/produced a non-finite value/);
+    expect(readFileSync(precious, 'utf8')).toBe('keep me');
+  });
+
+  it('a missing output folder fails before computing, exit 4', () => {
+    const run = cli(['--impl', 'cpu', input, join(dir, 'no', 'such', 'out.bin')], cpuOnly);
+    expect(run.code).toBe(4);
+    expect(ownLines(run.stderr)).toEqual([expect.stringMatching(/folder .* does not exist; create it first/)]);
+  });
+
+  it('refuses to write the output over the input', () => {
+    const before = readFileSync(input);
+    const run = cli(['--impl', 'cpu', input, input], cpuOnly);
+    expect(run.code).toBe(4);
+    expect(ownLines(run.stderr)[0]).toMatch(/is the input file itself/);
+    expect(readFileSync(input)).toEqual(before);
+  });
+
+  it.each([
+    [['--impl', 'nope', 'a', 'b'], /unknown rung "nope"; choose one of seq-attention/],
+    [['--bogus', 'a', 'b'], /Unknown option '--bogus'/],
+    [['only-one.bin'], /needs INPUT and OUTPUT/],
+    [['gen', 'x.bin'], /gen needs --shape/],
+    [['gen', '--shape', '1,2', 'x.bin'], /B,N,d/],
+    [['gen', '--shape', '1,2,3', '--kind', 'weird', 'x.bin'], /unknown data kind "weird"/],
+    [['--impl', 'cpu', '--threads', '0', 'a', 'b'], /--threads 0: expected a positive integer/],
+  ])('usage error %j: one line, exit 2 or 3', (args, pattern) => {
+    const run = cli(args, cpuOnly);
+    expect([2, 3]).toContain(run.code);
+    expect(ownLines(run.stderr)).toEqual([expect.stringMatching(pattern)]);
+    expect(existsSync('x.bin')).toBe(false);
+  });
+});
+
+describe('hw4-cli check', () => {
+  it('fails with exit 5 and the first mismatches when an output is wrong', () => {
+    const wrong = join(dir, 'wrong.out');
+    const data = new Float32Array(readFileSync(join(dir, 'expected.bin')).buffer.slice(0));
+    data[2 * 77 * 32 + 5 * 32 + 7] = (data[2 * 77 * 32 + 5 * 32 + 7] ?? 0) + 0.5;
+    writeFileSync(wrong, data);
+    const run = cli(['check', input, wrong, '--json', '-q']);
+    expect(run.code).toBe(5);
+    const result = JSON.parse(run.stdout) as { pass: boolean; firstMismatches: { batch: number; row: number; col: number }[] };
+    expect(result.pass).toBe(false);
+    expect(result.firstMismatches[0]).toMatchObject({ batch: 2, row: 5, col: 7 });
+  });
+
+  it('rejects an output whose size does not match the input', () => {
+    const run = cli(['check', input, input]);
+    expect(run.code).toBe(3);
+    expect(ownLines(run.stderr)[0]).toMatch(/output file is \d+ bytes but B=3, N=77, d=32 needs 29568/);
+  });
+});
+
+describe('hw4-cli information', () => {
+  it('--help answers with usage, exit codes and examples', () => {
+    const run = cli(['--help']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/Usage/);
+    expect(run.stdout).toMatch(/Exit codes/);
+    expect(run.stdout).toMatch(/Examples/);
+  });
+
+  it('--version prints the version', () => {
+    expect(cli(['--version']).stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+
+  it('--list --json lists every rung with availability, and says why the GPU is missing', () => {
+    const run = cli(['--list', '--json'], cpuOnly);
+    expect(run.code).toBe(0);
+    const rungs = JSON.parse(run.stdout) as { id: string; index: number; kind: string; available: boolean; reason?: string }[];
+    expect(rungs.map((r) => r.index)).toEqual(rungs.map((_, i) => i + 1));
+    for (const rung of rungs) {
+      expect(typeof rung.id).toBe('string');
+      expect(['cpu', 'gpu']).toContain(rung.kind);
+      expect(rung.available).toBe(rung.kind === 'cpu');
+      if (!rung.available) expect(rung.reason).toMatch(/FA_GPU=off/);
+    }
+    const text = cli(['--list'], cpuOnly);
+    expect(text.stdout).toMatch(/GPU: none \(GPU disabled by FA_GPU=off\)/);
+  });
+
+  it('ladder runs every available rung on a generated input and prints the table', () => {
+    const run = cli(['ladder', '--shape', '2,64,32', '--json', '-q'], cpuOnly);
+    expect(run.code, run.stderr).toBe(0);
+    const result = JSON.parse(run.stdout) as { rungs: { id: string; ran: boolean; comparison?: { pass: boolean } }[] };
+    const ran = result.rungs.filter((r) => r.ran);
+    expect(ran.map((r) => r.id)).toEqual(expect.arrayContaining(['seq-attention', 'seq-flash', 'cpu']));
+    expect(ran.every((r) => r.comparison?.pass)).toBe(true);
+  });
+});

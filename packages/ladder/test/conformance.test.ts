@@ -1,0 +1,38 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unavailableReason, type RunEnv } from '@fa/core';
+import { CONFORMANCE_CASES, checkConformance, LADDER } from '../src/index.js';
+import { conformanceEnv } from './gpu-env.js';
+
+let env: RunEnv;
+let release: () => void = () => undefined;
+
+beforeAll(async () => {
+  ({ env, release } = await conformanceEnv());
+});
+afterAll(() => {
+  release();
+});
+
+describe.each(LADDER.map((rung) => ({ rung, id: rung.id })))('rung $id', ({ rung }) => {
+  it.for(CONFORMANCE_CASES.map((c) => ({ c, name: c.name })))('$name', async ({ c }, context) => {
+    const missing = unavailableReason(rung, env);
+    if (missing !== undefined) {
+      context.skip(`${rung.id} cannot run here: ${missing}`);
+      return;
+    }
+    const result = await checkConformance(rung, c, env);
+    if (result.declined !== undefined) {
+      await context.annotate(`declined: ${result.declined}`);
+      context.skip(`${rung.id} declines ${c.name}: ${result.declined}`);
+      return;
+    }
+    expect(result.pass, result.detail).toBe(true);
+  });
+});
+
+describe('the ladder table', () => {
+  it('has unique ids and consecutive indices', () => {
+    expect(new Set(LADDER.map((r) => r.id)).size).toBe(LADDER.length);
+    expect(LADDER.map((r) => r.index)).toEqual(LADDER.map((_, i) => i + 1));
+  });
+});

@@ -1,0 +1,27 @@
+#!/usr/bin/env node
+// Quick start for a machine with only Node.js and npm: installs the workspace with the pinned pnpm, builds every
+// package, then runs `hw4-cli ladder`: every rung that can run here on one generated input, each checked against
+// the float64 oracle, printed as the ladder table. Usage: npm run quickstart [-- ladder options]
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+const root = new URL('..', import.meta.url);
+const { packageManager } = JSON.parse(readFileSync(new URL('package.json', root), 'utf8'));
+const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx';
+
+function step(title, command, args) {
+  process.stderr.write(`\n== ${title}\n`);
+  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit' });
+  if (result.status !== 0) {
+    process.stderr.write(`quickstart: "${title}" failed (exit ${result.status ?? result.signal}); see the output above\n`);
+    process.exit(result.status ?? 1);
+  }
+}
+
+step(`install (${packageManager})`, npx, ['--yes', packageManager, 'install', '--frozen-lockfile']);
+step('build', npx, ['--yes', packageManager, 'exec', 'turbo', 'run', 'build', '--output-logs=errors-only']);
+step('ladder: every rung on a generated input, checked against the float64 oracle', process.execPath, [
+  'apps/hw4-cli/bin/hw4-cli.js',
+  'ladder',
+  ...process.argv.slice(2),
+]);
