@@ -1,6 +1,6 @@
 import type { Options } from 'tsup';
 
-/** The one build recipe of every package: ESM for Node 20, declarations, source maps. */
+/** The one build recipe of every package: ESM for Node 20, declarations, source maps, WGSL files as strings. */
 export function packageBuild(entry: Record<string, string>, overrides: Options = {}): Options {
   return {
     entry,
@@ -11,6 +11,7 @@ export function packageBuild(entry: Record<string, string>, overrides: Options =
     sourcemap: true,
     clean: true,
     splitting: false,
+    loader: { '.wgsl': 'text' },
     ...overrides,
   };
 }

@@ -2,3 +2,4 @@ export * from './rung.js';
 export * from './errors.js';
 export * from './gpu-context.js';
 export * from './run-all.js';
+export * from './gpu/index.js';

@@ -4,9 +4,10 @@
  */
 import { canRun, type RunEnv, type Rung } from '@fa/core';
 import type { Shape } from '@fa/io';
+import { naive } from '@fa/naive';
 import { cpu, seqAttention, seqFlash } from '@fa/reference';
 
-export const LADDER: readonly Rung[] = [seqAttention, seqFlash, cpu];
+export const LADDER: readonly Rung[] = [seqAttention, seqFlash, cpu, naive];
 
 export function findRung(id: string): Rung | undefined {
   return LADDER.find((rung) => rung.id === id);

@@ -1,0 +1,102 @@
+/**
+ * The host side every GPU rung shares: buffers for Q, K, V and O sized to the largest run, uploads through a reused
+ * staging buffer, one command buffer per run (upload, the rung's passes, readback, timestamps), error scopes and
+ * device-loss checks. A rung supplies only its kernel: scratch buffer sizes and how to encode its passes.
+ */
+import { formatShape, matrixFloats, type Shape } from '@fa/io';
+import type { GpuContext } from '../gpu-context.js';
+import type { Runner, RunStats } from '../rung.js';
+import { checked } from './errors.js';
+import { batchesPerRun } from './plan.js';
+import { PassTimer } from './timing.js';
+import { Readback, StagingUpload } from './transfer.js';
+
+export interface AttentionBuffers {
+  /** Q, K, V of each batch of the run, batch after batch (the file's layout). */
+  readonly qkv: GPUBuffer;
+  /** O of each batch of the run. */
+  readonly O: GPUBuffer;
+  /** The rung's own buffers, by the names of `scratchBytesPerBatch`. */
+  readonly scratch: Readonly<Record<string, GPUBuffer>>;
+}
+
+export interface AttentionKernel {
+  /** Bytes per batch of each intermediate buffer the kernel needs (l, m, S, ...). */
+  readonly scratchBytesPerBatch: Readonly<Record<string, number>>;
+  /** Called once the buffers exist: build bind groups; return the per-run encoder. */
+  bind(buffers: AttentionBuffers, maxBatches: number): KernelEncoder;
+}
+
+export interface KernelEncoder {
+  /** Encodes the kernel's compute passes for `batches` batches; passes take timestamp writes from `timer`. */
+  encode(encoder: GPUCommandEncoder, batches: number, timer: PassTimer): void;
+  destroy?(): void;
+}
+
+/** Allocates everything a rung needs for `shape` and returns its Runner. */
+export async function prepareAttentionRunner(gpu: GpuContext, shape: Shape, rung: string, kernel: AttentionKernel): Promise<Runner> {
+  const floats = matrixFloats(shape);
+  const maxBatches = batchesPerRun(gpu, shape, { 'Q, K and V': 12 * floats, O: 4 * floats, ...kernel.scratchBytesPerBatch }, rung);
+  return checked(gpu, `allocating ${rung} buffers for ${formatShape(shape)} (${maxBatches} batches per run)`, () => {
+    const { device } = gpu;
+    const storage = (label: string, bytes: number, extra = 0): GPUBuffer =>
+      device.createBuffer({ label, size: Math.max(16, Math.ceil(bytes / 4) * 4), usage: GPUBufferUsage.STORAGE | extra });
+    const qkv = storage('qkv', maxBatches * 12 * floats, GPUBufferUsage.COPY_DST);
+    const O = storage('O', maxBatches * 4 * floats, GPUBufferUsage.COPY_SRC);
+    const scratch: Record<string, GPUBuffer> = {};
+    for (const [name, bytes] of Object.entries(kernel.scratchBytesPerBatch)) scratch[name] = storage(name, maxBatches * bytes);
+    const upload = new StagingUpload(gpu, maxBatches * 12 * floats);
+    const readback = new Readback(gpu, maxBatches * 4 * floats);
+    const timer = new PassTimer(gpu);
+    const encoderOf = kernel.bind({ qkv, O, scratch }, maxBatches);
+    const owned = [qkv, O, ...Object.values(scratch)];
+    return new AttentionRunner(gpu, rung, shape, maxBatches, { qkv, O, upload, readback, timer, encoderOf, owned });
+  });
+}
+
+interface RunnerParts {
+  qkv: GPUBuffer;
+  O: GPUBuffer;
+  upload: StagingUpload;
+  readback: Readback;
+  timer: PassTimer;
+  encoderOf: KernelEncoder;
+  owned: GPUBuffer[];
+}
+
+class AttentionRunner implements Runner {
+  constructor(
+    private readonly gpu: GpuContext,
+    private readonly rung: string,
+    private readonly shape: Shape,
+    readonly maxBatchesPerRun: number,
+    private readonly parts: RunnerParts,
+  ) {}
+
+  async run(input: Float32Array, batches: number, output: Float32Array): Promise<RunStats> {
+    const { qkv, O, upload, readback, timer, encoderOf } = this.parts;
+    const floats = matrixFloats(this.shape);
+    return checked(this.gpu, `running ${this.rung} on ${batches} batches of ${formatShape(this.shape)}`, async () => {
+      await upload.fill(input.subarray(0, batches * 3 * floats));
+      const encoder = this.gpu.device.createCommandEncoder({ label: this.rung });
+      upload.encode(encoder, qkv, batches * 12 * floats);
+      encoderOf.encode(encoder, batches, timer);
+      readback.encode(encoder, O, batches * 4 * floats);
+      timer.resolve(encoder);
+      this.gpu.device.queue.submit([encoder.finish()]);
+      await readback.read(output.subarray(0, batches * floats));
+      const gpuMs = await timer.read();
+      return gpuMs === undefined ? {} : { gpuMs };
+    });
+  }
+
+  dispose(): Promise<void> {
+    const { upload, readback, timer, encoderOf, owned } = this.parts;
+    encoderOf.destroy?.();
+    for (const buffer of owned) buffer.destroy();
+    upload.destroy();
+    readback.destroy();
+    timer.destroy();
+    return Promise.resolve();
+  }
+}

@@ -1,0 +1,6 @@
+export * from './errors.js';
+export * from './plan.js';
+export * from './timing.js';
+export * from './transfer.js';
+export * from './pipeline.js';
+export * from './attention-runner.js';

@@ -1,0 +1,1 @@
+export { naive, NAIVE_BC } from './naive.js';

@@ -1,0 +1,5 @@
+/** WGSL kernels are imported as text (tsup's text loader; a vitest plugin in tests). */
+declare module '*.wgsl' {
+  const code: string;
+  export default code;
+}
