@@ -4,10 +4,11 @@
  */
 import { canRun, type RunEnv, type Rung } from '@fa/core';
 import type { Shape } from '@fa/io';
+import { fused, fusedMaxsmem, fusedSplitQ } from '@fa/fused';
 import { naive } from '@fa/naive';
 import { cpu, seqAttention, seqFlash } from '@fa/reference';
 
-export const LADDER: readonly Rung[] = [seqAttention, seqFlash, cpu, naive];
+export const LADDER: readonly Rung[] = [seqAttention, seqFlash, cpu, naive, fused, fusedMaxsmem, fusedSplitQ];
 
 export function findRung(id: string): Rung | undefined {
   return LADDER.find((rung) => rung.id === id);

@@ -1,0 +1,2 @@
+export { fused, fusedMaxsmem, fusedSplitQ, fusedTilesFor } from './fused.js';
+export * from './tiles.js';
