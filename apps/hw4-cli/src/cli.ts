@@ -5,7 +5,9 @@
 import { GpuError, UnsupportedShapeError } from '@fa/core';
 import { Hw4FormatError, Hw4IoError, removeTemporaryFilesSync } from '@fa/io';
 import { parse } from './args.js';
+import { benchCommand } from './commands/bench.js';
 import { checkCommand } from './commands/check.js';
+import { conformanceCommand } from './commands/conformance.js';
 import { genCommand } from './commands/gen.js';
 import { ladderCommand } from './commands/ladder.js';
 import { formatList, listRungs } from './commands/list.js';
@@ -44,6 +46,10 @@ async function main(argv: string[]): Promise<number> {
       return checkCommand(rest);
     case 'ladder':
       return ladderCommand(rest, hold);
+    case 'bench':
+      return benchCommand(rest, hold);
+    case 'conformance':
+      return conformanceCommand(rest, hold);
     case 'run':
       return runCommand(rest, hold);
     case 'list':

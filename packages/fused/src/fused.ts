@@ -80,7 +80,7 @@ async function prepareFused(variant: FusedVariant, gpu: GpuContext, shape: Shape
   const { main } = await checked(gpu, `compiling ${variant.rung} (Br = ${tiles.BR}, Bc = ${tiles.BC}, d = ${d})`, () =>
     computePipelines(gpu, variant.source, ['main'], constants),
   );
-  const pipeline = main!;
+  const pipeline = main;
   const scratch: Record<string, number> = variant.statisticsInMemory ? { 'ℓ': N * 4, m: N * 4 } : {};
   return prepareAttentionRunner(gpu, shape, variant.rung, {
     scratchBytesPerBatch: scratch,

@@ -47,7 +47,7 @@ async function prepareNaive(gpu: GpuContext, shape: Shape) {
     });
     const pipelineLayout = device.createPipelineLayout({ bindGroupLayouts: [layout] });
     const pipelines = await computePipelines(gpu, { label: 'naive.wgsl', code: source }, STEPS, { D: d, BC: NAIVE_BC, WG }, pipelineLayout);
-    return { layout, pipelines: pipelines as Record<Step, GPUComputePipeline> };
+    return { layout, pipelines };
   });
 
   return prepareAttentionRunner(gpu, shape, 'naive', {
@@ -58,9 +58,10 @@ async function prepareNaive(gpu: GpuContext, shape: Shape) {
       const group = device.createBindGroup({
         label: 'naive',
         layout,
-        entries: [buffers.qkv, s.S!, s['m̃']!, s['ℓ̃']!, s.m!, s['ℓ']!, buffers.O]
-          .map((buffer, binding) => ({ binding, resource: { buffer } }))
-          .concat([{ binding: 7, resource: { buffer: tiles, size: 20 } as GPUBufferBinding }]),
+        entries: [
+          ...[buffers.qkv, s.S!, s['m̃']!, s['ℓ̃']!, s.m!, s['ℓ']!, buffers.O].map((buffer, binding): GPUBindGroupEntry => ({ binding, resource: { buffer } })),
+          { binding: 7, resource: { buffer: tiles, size: 20 } },
+        ],
       });
       let writtenFor = 0;
       return {

@@ -42,3 +42,54 @@ export function attentionOracle(input: Float32Array, shape: Shape, batches = sha
   }
   return O;
 }
+
+/** A (batch, query row) position. */
+export interface RowRef {
+  batch: number;
+  row: number;
+}
+
+/**
+ * The float64 oracle for a few rows only (4·N·d flops each), for checking outputs too large to check whole.
+ * `input` holds all batches of `shape`. Returns one d-vector per requested row.
+ */
+export function attentionOracleRows(input: Float32Array, shape: Shape, rows: readonly RowRef[]): Float64Array[] {
+  const { N, d } = shape;
+  const size = matrixFloats(shape);
+  const scale = 1 / Math.sqrt(d);
+  const S = new Float64Array(N);
+  return rows.map(({ batch, row }) => {
+    const q = batch * 3 * size + row * d;
+    const k = batch * 3 * size + size;
+    const v = k + size;
+    let m = Number.NEGATIVE_INFINITY;
+    for (let j = 0; j < N; j++) {
+      let s = 0;
+      for (let x = 0; x < d; x++) s += (input[q + x] as number) * (input[k + j * d + x] as number);
+      S[j] = s * scale;
+      if ((S[j] as number) > m) m = S[j] as number;
+    }
+    let l = 0;
+    for (let j = 0; j < N; j++) {
+      S[j] = Math.exp((S[j] as number) - m);
+      l += S[j] as number;
+    }
+    const O = new Float64Array(d);
+    for (let j = 0; j < N; j++) {
+      const p = (S[j] as number) / l;
+      for (let x = 0; x < d; x++) O[x] = (O[x] as number) + p * (input[v + j * d + x] as number);
+    }
+    return O;
+  });
+}
+
+/** `count` rows spread over every batch and over the sequence, always including the first and last row. */
+export function sampleRows(shape: Shape, count: number): RowRef[] {
+  const rows: RowRef[] = [];
+  for (let s = 0; s < count; s++) {
+    const batch = Math.floor((s * shape.B) / count);
+    const row = s === count - 1 ? shape.N - 1 : Math.floor(((s * 7919) % count) * (shape.N / count));
+    rows.push({ batch: Math.min(batch, shape.B - 1), row: Math.min(row, shape.N - 1) });
+  }
+  return rows;
+}

@@ -100,3 +100,14 @@ class AttentionRunner implements Runner {
     return Promise.resolve();
   }
 }
+
+/**
+ * The copy-only floor: upload Q, K, V and read O back through the same plumbing, with no kernel at all. No rung can
+ * beat its wall time; the bench prints it beside the rungs.
+ */
+export function prepareCopyFloor(gpu: GpuContext, shape: Shape): Promise<Runner> {
+  return prepareAttentionRunner(gpu, shape, 'copy floor', {
+    scratchBytesPerBatch: {},
+    bind: () => ({ encode: () => undefined }),
+  });
+}

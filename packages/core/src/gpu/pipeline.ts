@@ -10,13 +10,13 @@ export interface KernelSource {
   code: string;
 }
 
-export async function computePipelines(
+export async function computePipelines<EntryPoint extends string>(
   gpu: GpuContext,
   source: KernelSource,
-  entryPoints: readonly string[],
+  entryPoints: readonly EntryPoint[],
   constants: Record<string, number> = {},
   layout: GPUPipelineLayout | 'auto' = 'auto',
-): Promise<Record<string, GPUComputePipeline>> {
+): Promise<Record<EntryPoint, GPUComputePipeline>> {
   const { device } = gpu;
   const module = device.createShaderModule({ label: source.label, code: source.code });
   const info = await module.getCompilationInfo();
@@ -24,7 +24,7 @@ export async function computePipelines(
   if (firstError) {
     throw new GpuError('validation', `WGSL of ${source.label} does not compile: line ${firstError.lineNum}: ${oneLine(firstError.message)}`);
   }
-  const pipelines: Record<string, GPUComputePipeline> = {};
+  const pipelines = {} as Record<EntryPoint, GPUComputePipeline>;
   for (const entryPoint of entryPoints) {
     try {
       pipelines[entryPoint] = await device.createComputePipelineAsync({

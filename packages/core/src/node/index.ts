@@ -4,7 +4,6 @@
  * Teardown: after requestDevice() Dawn keeps a thread alive and destroying its instance can hang, so a one-shot
  * program must destroy the device, flush its output and then call process.exit().
  */
-import { createRequire } from 'node:module';
 import { GpuError } from '../errors.js';
 import { createGpuContext, oneLine, type GpuContext } from '../gpu-context.js';
 
@@ -43,7 +42,7 @@ export async function acquireNodeGpu(options: AcquireOptions = {}): Promise<Acqu
   if (env.FA_GPU === 'off' || env.FA_GPU === '0') return { reason: 'GPU disabled by FA_GPU=off' };
   let webgpu: typeof import('webgpu');
   try {
-    webgpu = createRequire(import.meta.url)('webgpu') as typeof import('webgpu');
+    webgpu = await import('webgpu');
   } catch (error) {
     return { reason: `Dawn (the webgpu package) failed to load: ${oneLine(error)}` };
   }

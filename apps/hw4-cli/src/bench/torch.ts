@@ -1,0 +1,74 @@
+/**
+ * PyTorch's fp32 scaled_dot_product_attention on the same input file, when Python with a CUDA PyTorch is present:
+ * kernel time from CUDA events (median of repeats), and its output on the sampled rows so its error can be shown
+ * beside ours.
+ */
+import { spawnSync } from 'node:child_process';
+import type { RowRef } from '@fa/reference';
+import type { Shape } from '@fa/io';
+import { median } from './measure.js';
+
+const SCRIPT = `
+import json, sys
+import numpy as np
+import torch
+path, B, N, d, warmup, repeats, rows = sys.argv[1:]
+B, N, d, warmup, repeats = int(B), int(N), int(d), int(warmup), int(repeats)
+raw = np.fromfile(path, dtype='<f4', offset=12).reshape(B, 3, N, d)
+x = torch.from_numpy(raw).cuda()
+q, k, v = (x[:, i:i + 1].contiguous() for i in range(3))
+del x
+sdpa = torch.nn.functional.scaled_dot_product_attention
+with torch.no_grad():
+    for _ in range(warmup):
+        o = sdpa(q, k, v)
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        o = sdpa(q, k, v)
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end))
+sample = [o[b, 0, i].double().cpu().tolist() for b, i in json.loads(rows)]
+print(json.dumps({"times": times, "torch": torch.__version__, "device": torch.cuda.get_device_name(), "sample": sample}))
+`;
+
+export interface TorchResult {
+  ms: number;
+  times: number[];
+  version: string;
+  device: string;
+  sample: number[][];
+}
+
+/** Why PyTorch cannot be timed here, or undefined when it can. */
+export function torchUnavailable(python: string): string | undefined {
+  const probe = spawnSync(python, ['-c', 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 3)'], { encoding: 'utf8' });
+  if (probe.error) return `${python} not found`;
+  if (probe.status === 3) return 'PyTorch has no CUDA device here';
+  if (probe.status !== 0) return `${python} has no PyTorch`;
+  return undefined;
+}
+
+export function timeTorch(python: string, inputPath: string, shape: Shape, rows: readonly RowRef[], warmups: number, repeats: number): TorchResult | string {
+  const args = [
+    '-c',
+    SCRIPT,
+    inputPath,
+    String(shape.B),
+    String(shape.N),
+    String(shape.d),
+    String(warmups),
+    String(repeats),
+    JSON.stringify(rows.map((r) => [r.batch, r.row])),
+  ];
+  const run = spawnSync(python, args, { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
+  if (run.status !== 0) {
+    const last = run.stderr.trim().split('\n').pop() ?? `exit ${run.status}`;
+    return `PyTorch failed: ${last}`;
+  }
+  const parsed = JSON.parse(run.stdout.trim().split('\n').pop() ?? '{}') as { times: number[]; torch: string; device: string; sample: number[][] };
+  return { ms: median(parsed.times), times: parsed.times, version: parsed.torch, device: parsed.device, sample: parsed.sample };
+}

@@ -1,0 +1,252 @@
+/**
+ * hw4-cli bench: rungs × shapes on generated inputs. For each shape: the copy-only floor, PyTorch's fp32 SDPA when
+ * present, then every rung in ladder order with warm-up and median of repeats, GPU time from timestamps, TFLOP/s,
+ * speedups over the rung below and over naive, and the max error on sampled rows against the float64 oracle.
+ * Writes JSON, a markdown table and an SVG chart, and prints the time table last.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { adapterName, canRun, prepareCopyFloor, runAll, type Rung } from '@fa/core';
+import { attentionFlops, generateInput, parseShape, writeFileAtomic, writeHw4Input, type Shape } from '@fa/io';
+import { LADDER } from '@fa/ladder';
+import { attentionOracleRows, sampleRows } from '@fa/reference';
+import { isPositiveInteger, numberFlag, parse, stringFlag } from '../args.js';
+import { measure } from '../bench/measure.js';
+import { benchMarkdown, benchSvg, type BenchCell, type BenchReport, type BenchShape } from '../bench/report.js';
+import { timeTorch, torchUnavailable } from '../bench/torch.js';
+import { makeEnv, type CliEnv } from '../env.js';
+import { EXIT, UsageError } from '../exit-codes.js';
+import { reporter } from '../output.js';
+import { resolveRung } from './run.js';
+
+export const BENCH_OPTIONS = {
+  shapes: { type: 'string', short: 's' },
+  impl: { type: 'string', short: 'i' },
+  repeats: { type: 'string', short: 'r' },
+  'budget-s': { type: 'string' },
+  out: { type: 'string', short: 'o' },
+  python: { type: 'string' },
+  'no-torch': { type: 'boolean' },
+  threads: { type: 'string' },
+  json: { type: 'boolean' },
+  quiet: { type: 'boolean', short: 'q' },
+} as const;
+
+/** The shapes the ladder's docs report: the large cases of the original suite and one beyond it. */
+export const DEFAULT_BENCH_SHAPES = '13600,128,32 10,2048,64 500,2048,64 4,32768,32 2,32768,64 26,32768,64';
+const SAMPLED_ROWS = 16;
+
+export async function benchCommand(args: string[], hold: (env: CliEnv) => void): Promise<number> {
+  const { values, positionals } = parse('bench', args, BENCH_OPTIONS);
+  if (positionals.length > 0) throw new UsageError(`hw4-cli bench takes no file arguments (got ${positionals.join(' ')}); see --help`);
+  const out = reporter(values.quiet === true, values.json === true);
+  const shapes = (stringFlag(values, 'shapes') ?? DEFAULT_BENCH_SHAPES).split(/[\s;]+/).filter((s) => s.length > 0).map(parseShape);
+  const implList = stringFlag(values, 'impl');
+  const rungs: readonly Rung[] = implList ? implList.split(',').map((id) => resolveRung(id.trim())) : LADDER;
+  const repeats = numberFlag(values, 'repeats', isPositiveInteger, 'a positive integer') ?? 5;
+  const budgetSeconds = numberFlag(values, 'budget-s', (n) => n > 0, 'a positive number of seconds') ?? 40;
+  const outDir = stringFlag(values, 'out') ?? 'docs/bench';
+  const python = stringFlag(values, 'python') ?? process.env.FA_PYTHON ?? 'python3';
+  const env = await makeEnv({ gpu: true, threads: numberFlag(values, 'threads', isPositiveInteger, 'a positive integer') });
+  hold(env);
+  const torchReason = values['no-torch'] === true ? 'not requested (--no-torch)' : torchUnavailable(python);
+  const adapter = env.gpu ? adapterName(env.gpu.report) : `no GPU (${env.gpuUnavailableReason ?? 'unknown'})`;
+  out.info(`bench on ${adapter}; PyTorch: ${torchReason ?? 'yes'}`);
+
+  /** Flops per wall millisecond each rung reached last, to estimate the next shape's time. */
+  const rates = new Map<string, number>();
+  const results: BenchShape[] = [];
+  const command = `hw4-cli bench ${args.join(' ')}`.trim();
+  for (const shape of shapes) {
+    results.push(await benchShape(shape, { rungs, env, repeats, budgetSeconds, rates, python, torchReason, command, info: (line) => { out.info(line); } }));
+  }
+
+  const report: BenchReport = {
+    date: new Date().toISOString().slice(0, 10),
+    adapter,
+    cpu: `${cpus()[0]?.model ?? 'unknown'} ×${cpus().length}`,
+    node: process.version,
+    command,
+    repeats,
+    budgetSeconds,
+    sampledRows: SAMPLED_ROWS,
+    shapes: results,
+  };
+  if (env.gpu) report.adapterReport = env.gpu.report;
+  const slug = adapter.split(' / ').slice(0, 2).join('-').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'unknown';
+  mkdirSync(outDir, { recursive: true });
+  mergePrevious(report, join(outDir, `${slug}.json`));
+  report.shapes.forEach(linkSpeedups);
+  const markdown = benchMarkdown(report);
+  await writeFileAtomic(join(outDir, `${slug}.json`), [Buffer.from(`${JSON.stringify(report, null, 2)}\n`)]);
+  await writeFileAtomic(join(outDir, `${slug}.md`), [Buffer.from(markdown)]);
+  await writeFileAtomic(join(outDir, `${slug}.svg`), [Buffer.from(benchSvg(report))]);
+  out.info(`wrote ${join(outDir, slug)}.{json,md,svg}`);
+  if (out.json) out.result(report);
+  else process.stdout.write(`${markdown.split('### Speedups')[0] ?? markdown}\n`);
+  return EXIT.ok;
+}
+
+/**
+ * Keeps what an earlier run on the same adapter wrote into the same file and this run did not measure (other shapes,
+ * other rungs of a shape), so a long benchmark can run in parts. Each shape keeps the date and command of its last run.
+ */
+function mergePrevious(report: BenchReport, path: string): void {
+  if (!existsSync(path)) return;
+  const previous = JSON.parse(readFileSync(path, 'utf8')) as BenchReport;
+  if (previous.adapter !== report.adapter) return;
+  const key = (s: BenchShape): string => `${s.shape.B}x${s.shape.N}x${s.shape.d}`;
+  const merged = previous.shapes.map((old) => {
+    const fresh = report.shapes.find((s) => key(s) === key(old));
+    if (!fresh) return old;
+    const cells = [...fresh.cells, ...old.cells.filter((c) => !fresh.cells.some((f) => f.id === c.id))].sort((a, b) => a.index - b.index);
+    const torch = fresh.torch && 'ms' in fresh.torch ? fresh.torch : (old.torch ?? fresh.torch);
+    return { ...fresh, cells, ...(torch ? { torch } : {}) };
+  });
+  for (const s of report.shapes) if (!previous.shapes.some((p) => key(p) === key(s))) merged.push(s);
+  report.shapes = merged;
+}
+
+interface ShapeContext {
+  rungs: readonly Rung[];
+  env: CliEnv;
+  repeats: number;
+  budgetSeconds: number;
+  rates: Map<string, number>;
+  python: string;
+  torchReason: string | undefined;
+  command: string;
+  info: (line: string) => void;
+}
+
+async function benchShape(shape: Shape, ctx: ShapeContext): Promise<BenchShape> {
+  const { env, info } = ctx;
+  const flops = attentionFlops(shape);
+  const name = `${shape.B}×${shape.N}×${shape.d}`;
+  info(`${name}: ${(flops / 1e9).toPrecision(3)} GFLOP; generating input and sampled oracle rows`);
+  const input = generateInput({ shape, seed: 1 });
+  const rows = sampleRows(shape, SAMPLED_ROWS);
+  const oracle = attentionOracleRows(input, shape, rows);
+  const maxErrorOf = (rowValues: (ArrayLike<number> | undefined)[]): number => {
+    let max = 0;
+    rowValues.forEach((values, k) => {
+      const expected = oracle[k];
+      if (!values || !expected) return;
+      for (let x = 0; x < shape.d; x++) {
+        const error = Math.abs((values[x] ?? Number.NaN) - (expected[x] ?? 0));
+        max = Number.isNaN(error) ? Number.POSITIVE_INFINITY : Math.max(max, error);
+      }
+    });
+    return max;
+  };
+  const result: BenchShape = { shape, gflop: flops / 1e9, date: new Date().toISOString().slice(0, 10), command: ctx.command, cells: [] };
+
+  if (env.gpu) {
+    const floor = await prepareCopyFloor(env.gpu, shape);
+    try {
+      result.floorWallMs = (await measure(floor, input, shape, 1, ctx.repeats)).wallMs;
+      info(`  copy floor: ${result.floorWallMs.toFixed(2)} ms wall`);
+    } finally {
+      await floor.dispose();
+    }
+  }
+
+  if (ctx.torchReason === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), 'fa-bench-'));
+    try {
+      const path = join(dir, 'input.bin');
+      await writeHw4Input(path, shape, input);
+      const torch = timeTorch(ctx.python, path, shape, rows, 1, ctx.repeats);
+      if (typeof torch === 'string') result.torch = { reason: torch };
+      else {
+        result.torch = { ms: torch.ms, tflops: flops / torch.ms / 1e9, maxError: maxErrorOf(torch.sample), version: torch.version, device: torch.device };
+        info(`  PyTorch ${torch.version} SDPA fp32: ${torch.ms.toFixed(3)} ms`);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  } else {
+    result.torch = { reason: ctx.torchReason };
+  }
+
+  for (const rung of ctx.rungs) {
+    const cell: BenchCell = { id: rung.id, index: rung.index, kind: rung.kind, ran: false };
+    result.cells.push(cell);
+    const allowed = canRun(rung, shape, env);
+    if (allowed !== true) {
+      cell.reason = allowed;
+      continue;
+    }
+    try {
+      const plan = await planRepeats(rung, shape, ctx);
+      if (typeof plan === 'string') {
+        cell.reason = plan;
+        info(`  ${rung.id}: skipped, ${plan} (budget ${ctx.budgetSeconds} s)`);
+        continue;
+      }
+      const runner = await rung.prepare(env, shape);
+      try {
+        let timing = await measure(runner, input, shape, 0, 1);
+        // The first run is the warm-up when the budget allows repeats, else the only sample.
+        const affordable = Math.floor((ctx.budgetSeconds * 1000) / timing.wallMs);
+        if (affordable >= 2) timing = await measure(runner, input, shape, 0, Math.min(ctx.repeats, affordable - 1));
+        const time = timing.gpuMs ?? timing.wallMs;
+        ctx.rates.set(rung.id, flops / timing.wallMs);
+        Object.assign(cell, { ran: true, wallMs: timing.wallMs, ms: time, tflops: flops / time / 1e9, repeats: timing.repeats });
+        if (timing.gpuMs !== undefined) cell.gpuMs = timing.gpuMs;
+        const size = shape.N * shape.d;
+        cell.maxError = maxErrorOf(rows.map((r) => timing.output.subarray(r.batch * size + r.row * shape.d, r.batch * size + (r.row + 1) * shape.d)));
+        info(`  ${rung.id}: ${time.toFixed(3)} ms${timing.gpuMs === undefined ? ' wall' : ' GPU'} (${timing.repeats} runs), max error ${cell.maxError.toExponential(1)}`);
+      } finally {
+        await runner.dispose();
+      }
+    } catch (error) {
+      cell.reason = `failed: ${(error as Error).message.split('\n')[0] ?? ''}`;
+      info(`  ${rung.id}: ${cell.reason}`);
+    }
+  }
+
+  return result;
+}
+
+/** Speedup of each rung over the rung below that ran, over naive, and its time relative to PyTorch's. */
+function linkSpeedups(result: BenchShape): void {
+  const ran = result.cells.filter((c) => c.ran && c.ms !== undefined);
+  const naiveCell = ran.find((c) => c.id === 'naive');
+  ran.forEach((c, k) => {
+    const below = ran[k - 1];
+    if (below?.ms !== undefined && c.ms !== undefined) {
+      c.speedupOverBelow = below.ms / c.ms;
+      c.belowId = below.id;
+    }
+    if (naiveCell?.ms !== undefined && c.ms !== undefined && c.index > naiveCell.index) c.speedupOverNaive = naiveCell.ms / c.ms;
+    if (result.torch && 'ms' in result.torch && c.ms !== undefined) c.timeVsTorch = c.ms / result.torch.ms;
+  });
+}
+
+/**
+ * CPU rungs whose estimated time per run is over the budget are skipped (their rate barely depends on B). GPU rungs
+ * always run once: their rate grows with the workgroups a shape launches, so an estimate from another shape misleads.
+ */
+async function planRepeats(rung: Rung, shape: Shape, ctx: ShapeContext): Promise<true | string> {
+  if (rung.kind === 'gpu') return true;
+  const rate = ctx.rates.get(rung.id) ?? (await calibrate(rung, shape, ctx));
+  const estimateMs = attentionFlops(shape) / rate;
+  return estimateMs > ctx.budgetSeconds * 1000 ? `est. ${(estimateMs / 1000).toFixed(0)} s per run` : true;
+}
+
+/** Flops per millisecond on a small slice of the shape (one batch, at most 256 rows), for the time estimate. */
+async function calibrate(rung: Rung, shape: Shape, ctx: ShapeContext): Promise<number> {
+  const small: Shape = { B: 1, N: Math.min(shape.N, 256), d: shape.d };
+  const runner = await rung.prepare(ctx.env, small);
+  try {
+    const input = generateInput({ shape: small, seed: 2 });
+    await runAll(runner, input, small);
+    const start = performance.now();
+    await runAll(runner, input, small);
+    return attentionFlops(small) / Math.max(1e-3, performance.now() - start);
+  } finally {
+    await runner.dispose();
+  }
+}

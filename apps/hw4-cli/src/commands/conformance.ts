@@ -1,0 +1,54 @@
+/**
+ * hw4-cli conformance [--impl IDS]: the conformance suite of the tests, as a command, so any machine (the GPU machine
+ * too) can check every rung against the float64 oracle on the awkward cases. Exit 5 when any rung fails.
+ */
+import { unavailableReason, type Rung } from '@fa/core';
+import { CONFORMANCE_CASES, checkConformance, LADDER, type ConformanceResult } from '@fa/ladder';
+import { numberFlag, isPositiveInteger, parse, stringFlag } from '../args.js';
+import { makeEnv, type CliEnv } from '../env.js';
+import { EXIT, UsageError } from '../exit-codes.js';
+import { reporter } from '../output.js';
+import { textTable } from '../table.js';
+import { resolveRung } from './run.js';
+
+export const CONFORMANCE_OPTIONS = {
+  impl: { type: 'string', short: 'i' },
+  threads: { type: 'string' },
+  json: { type: 'boolean' },
+  quiet: { type: 'boolean', short: 'q' },
+} as const;
+
+export async function conformanceCommand(args: string[], hold: (env: CliEnv) => void): Promise<number> {
+  const { values, positionals } = parse('conformance', args, CONFORMANCE_OPTIONS);
+  if (positionals.length > 0) throw new UsageError(`hw4-cli conformance takes no file arguments (got ${positionals.join(' ')})`);
+  const out = reporter(values.quiet === true, values.json === true);
+  const implList = stringFlag(values, 'impl');
+  const rungs: readonly Rung[] = implList ? implList.split(',').map((id) => resolveRung(id.trim())) : LADDER;
+  const env = await makeEnv({ gpu: true, threads: numberFlag(values, 'threads', isPositiveInteger, 'a positive integer') });
+  hold(env);
+  const results: ConformanceResult[] = [];
+  for (const rung of rungs) {
+    const missing = unavailableReason(rung, env);
+    if (missing !== undefined) {
+      out.info(`${rung.id}: skipped, ${missing}`);
+      continue;
+    }
+    for (const testCase of CONFORMANCE_CASES) {
+      const result = await checkConformance(rung, testCase, env);
+      results.push(result);
+      if (!result.pass) out.info(result.detail);
+    }
+  }
+  if (out.json) out.result(results.map(({ rung, case: name, declined, pass, comparison, baseline }) => ({ rung, case: name, declined, pass, maxAbsError: comparison?.maxAbsError, baselineMaxAbsError: baseline?.maxAbsError })));
+  const rows = results.map((r) => [
+    r.rung,
+    r.case,
+    r.declined !== undefined ? 'declined' : r.pass ? 'PASS' : 'FAIL',
+    r.comparison ? r.comparison.maxAbsError.toExponential(1) : '-',
+    r.baseline ? r.baseline.maxAbsError.toExponential(1) : r.declined ?? '-',
+  ]);
+  out.info(textTable(['rung', 'case', 'result', 'max error', 'fp32 baseline'], rows));
+  const failed = results.filter((r) => !r.pass).length;
+  out.info(`${results.length - failed} passed, ${failed} failed`);
+  return failed > 0 ? EXIT.mismatch : EXIT.ok;
+}
