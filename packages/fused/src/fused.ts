@@ -26,7 +26,7 @@ interface FusedVariant {
   /** Workgroup memory the kernel needs for tiles of head size d. */
   storageBytes: (d: number, tiles: Tiles) => number;
   /** The tiles for this adapter, or undefined when none fit. */
-  tiles: (limit: number, d: number) => Tiles | undefined;
+  tiles: (limit: number, shape: Shape) => Tiles | undefined;
   /** Whether O's running statistics ℓ and m live in GPU memory (rungs 5-6) or on chip (rung 7). */
   statisticsInMemory: boolean;
   /** Workgroups per run of `batches` batches. */
@@ -39,7 +39,7 @@ const FUSED: FusedVariant = {
   rung: 'fused',
   source: fusedKernel,
   storageBytes: fusedStorageBytes,
-  tiles: (limit, d) => (fusedStorageBytes(d, FIXED_TILES) <= limit ? FIXED_TILES : undefined),
+  tiles: (limit, { d }) => (fusedStorageBytes(d, FIXED_TILES) <= limit ? FIXED_TILES : undefined),
   statisticsInMemory: true,
   workgroups: (batches) => batches,
 };
@@ -47,14 +47,14 @@ const FUSED: FusedVariant = {
 const FUSED_MAXSMEM: FusedVariant = {
   ...FUSED,
   rung: 'fused-maxsmem',
-  tiles: (limit, d) => largestTiles(limit, d, fusedStorageBytes),
+  tiles: (limit, { N, d }) => largestTiles(limit, d, N, fusedStorageBytes),
 };
 
 const FUSED_SPLIT_Q: FusedVariant = {
   rung: 'fused-split-q',
   source: { label: 'fused-split-q.wgsl', code: splitQSource },
   storageBytes: splitQStorageBytes,
-  tiles: (limit, d) => largestTiles(limit, d, splitQStorageBytes),
+  tiles: (limit, { N, d }) => largestTiles(limit, d, N, splitQStorageBytes),
   statisticsInMemory: false,
   workgroups: (batches, N, { BR }) => batches * Math.ceil(N / BR),
 };
@@ -65,7 +65,7 @@ export function fusedTilesFor(variant: FusedVariant, shape: Shape, env: RunEnv):
   if (head !== true) return head;
   if (!env.gpu) return 'needs a GPU';
   const limit = env.gpu.report.limits.maxComputeWorkgroupStorageSize;
-  const tiles = variant.tiles(limit, shape.d);
+  const tiles = variant.tiles(limit, shape);
   if (!tiles) {
     const smallest = variant.storageBytes(shape.d, variant === FUSED ? FIXED_TILES : { BR: 1, BC: 1 });
     return `tiles for d = ${shape.d} need ${formatBytes(smallest)} of workgroup memory, over this GPU's ${formatBytes(limit)}`;

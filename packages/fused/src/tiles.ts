@@ -31,11 +31,17 @@ export function splitQStorageBytes(d: number, { BR, BC }: Tiles): number {
   return workgroupBytes(BC * d, BC * d, BR * d, BR * BC, BR * d, BR, BR, BR, BR);
 }
 
-/** The largest square tiles (up to FUSED_WG rows) whose workgroup memory fits `limit`, or undefined. */
-export function largestTiles(limit: number, d: number, bytesOf: (d: number, tiles: Tiles) => number): Tiles | undefined {
+/**
+ * The largest square tiles (up to FUSED_WG rows) whose workgroup memory fits `limit`, balanced over N: with at most
+ * T rows per tile N needs ⌈N/T⌉ tiles, and ⌈N/⌈N/T⌉⌉ rows per tile gives the same count with no near-empty last tile
+ * (N = 128 with T = 63 would run three tiles of 63, the last holding 2 rows; balanced, three of 43).
+ */
+export function largestTiles(limit: number, d: number, N: number, bytesOf: (d: number, tiles: Tiles) => number): Tiles | undefined {
   for (let T = FUSED_WG; T >= 1; T--) {
-    const tiles = { BR: T, BC: T };
-    if (bytesOf(d, tiles) <= limit) return tiles;
+    if (bytesOf(d, { BR: T, BC: T }) <= limit) {
+      const balanced = Math.ceil(N / Math.ceil(N / T));
+      return { BR: balanced, BC: balanced };
+    }
   }
   return undefined;
 }
