@@ -3,9 +3,9 @@ export interface Reporter {
   readonly quiet: boolean;
   readonly json: boolean;
   /** A line for people on stderr, unless --quiet. */
-  info(line: string): void;
+  info: (line: string) => void;
   /** The machine-readable result on stdout. */
-  result(value: unknown): void;
+  result: (value: unknown) => void;
 }
 
 export function reporter(quiet: boolean, json: boolean): Reporter {

@@ -7,6 +7,9 @@ import { markdownTable } from '../table.js';
 
 export interface BenchCell {
   id: string;
+  /** When and by which command this cell was measured (a benchmark may run in parts). */
+  date?: string;
+  command?: string;
   index: number;
   kind: 'cpu' | 'gpu';
   ran: boolean;
@@ -100,7 +103,7 @@ export function benchMarkdown(report: BenchReport): string {
   return [
     `## ${report.adapter}, ${report.date}`,
     '',
-    `Measured by ${[...new Set(report.shapes.map((s) => `\`${s.command}\` (${s.date})`))].join(', ')}; Node ${report.node}, CPU ${report.cpu}.`,
+    `Measured by ${runsOf(report).join(', ')}; Node ${report.node}, CPU ${report.cpu}.`,
     'Inputs: uniform in [-3, 3], seed 1. Times are medians of up to 5 runs after a warm-up run: GPU kernel time from timestamp',
     'queries for GPU rungs, wall time for CPU rungs and for the copy floor (upload and readback, no math). TF = TFLOP/s,',
     'GF = GFLOP/s, counted as 4·B·N²·d. A run longer than half the per-cell budget is its own only sample; a CPU rung whose',
@@ -119,6 +122,15 @@ export function benchMarkdown(report: BenchReport): string {
     markdownTable(header, errorRows),
     '',
   ].join('\n');
+}
+
+/** Every command that measured part of the report, with its date, in first-seen order. */
+function runsOf(report: BenchReport): string[] {
+  const runs = report.shapes.flatMap((s) => [
+    `\`${s.command}\` (${s.date})`,
+    ...s.cells.filter((c) => c.command !== undefined).map((c) => `\`${c.command ?? ''}\` (${c.date ?? s.date})`),
+  ]);
+  return [...new Set(runs)];
 }
 
 const PALETTE = ['#8c564b', '#e377c2', '#7f7f7f', '#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#17becf', '#bcbd22'];

@@ -4,7 +4,7 @@
  * speedups over the rung below and over naive, and the max error on sampled rows against the float64 oracle.
  * Writes JSON, a markdown table and an SVG chart, and prints the time table last.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adapterName, canRun, prepareCopyFloor, runAll, type Rung } from '@fa/core';
@@ -25,6 +25,7 @@ export const BENCH_OPTIONS = {
   impl: { type: 'string', short: 'i' },
   repeats: { type: 'string', short: 'r' },
   'budget-s': { type: 'string' },
+  render: { type: 'boolean' },
   out: { type: 'string', short: 'o' },
   python: { type: 'string' },
   'no-torch': { type: 'boolean' },
@@ -48,6 +49,7 @@ export async function benchCommand(args: string[], hold: (env: CliEnv) => void):
   const budgetSeconds = numberFlag(values, 'budget-s', (n) => n > 0, 'a positive number of seconds') ?? 40;
   const outDir = stringFlag(values, 'out') ?? 'docs/bench';
   const python = stringFlag(values, 'python') ?? process.env.FA_PYTHON ?? 'python3';
+  if (values.render === true) return renderOnly(stringFlag(values, 'out') ?? 'docs/bench', out.info);
   const env = await makeEnv({ gpu: true, threads: numberFlag(values, 'threads', isPositiveInteger, 'a positive integer') });
   hold(env);
   const torchReason = values['no-torch'] === true ? 'not requested (--no-torch)' : torchUnavailable(python);
@@ -59,7 +61,7 @@ export async function benchCommand(args: string[], hold: (env: CliEnv) => void):
   const results: BenchShape[] = [];
   const command = `hw4-cli bench ${args.join(' ')}`.trim();
   for (const shape of shapes) {
-    results.push(await benchShape(shape, { rungs, env, repeats, budgetSeconds, rates, python, torchReason, command, info: (line) => { out.info(line); } }));
+    results.push(await benchShape(shape, { rungs, env, repeats, budgetSeconds, rates, python, torchReason, command, info: out.info }));
   }
 
   const report: BenchReport = {
@@ -77,14 +79,32 @@ export async function benchCommand(args: string[], hold: (env: CliEnv) => void):
   const slug = adapter.split(' / ').slice(0, 2).join('-').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'unknown';
   mkdirSync(outDir, { recursive: true });
   mergePrevious(report, join(outDir, `${slug}.json`));
-  report.shapes.forEach(linkSpeedups);
-  const markdown = benchMarkdown(report);
-  await writeFileAtomic(join(outDir, `${slug}.json`), [Buffer.from(`${JSON.stringify(report, null, 2)}\n`)]);
-  await writeFileAtomic(join(outDir, `${slug}.md`), [Buffer.from(markdown)]);
-  await writeFileAtomic(join(outDir, `${slug}.svg`), [Buffer.from(benchSvg(report))]);
+  const markdown = await writeReport(report, join(outDir, slug));
   out.info(`wrote ${join(outDir, slug)}.{json,md,svg}`);
   if (out.json) out.result(report);
   else process.stdout.write(`${markdown.split('### Speedups')[0] ?? markdown}\n`);
+  return EXIT.ok;
+}
+
+/** Writes <base>.json, .md and .svg for `report` (speedups recomputed), returning the markdown. */
+async function writeReport(report: BenchReport, base: string): Promise<string> {
+  report.shapes.forEach(linkSpeedups);
+  const markdown = benchMarkdown(report);
+  await writeFileAtomic(`${base}.json`, [Buffer.from(`${JSON.stringify(report, null, 2)}\n`)]);
+  await writeFileAtomic(`${base}.md`, [Buffer.from(markdown)]);
+  await writeFileAtomic(`${base}.svg`, [Buffer.from(benchSvg(report))]);
+  return markdown;
+}
+
+/** --render: rewrites the markdown and SVG of every report JSON in `dir` without measuring anything. */
+async function renderOnly(dir: string, info: (line: string) => void): Promise<number> {
+  const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')) : [];
+  if (files.length === 0) throw new UsageError(`--render: no bench JSON in ${dir}; run hw4-cli bench first`);
+  for (const file of files) {
+    const base = join(dir, file.replace(/\.json$/, ''));
+    await writeReport(JSON.parse(readFileSync(`${base}.json`, 'utf8')) as BenchReport, base);
+    info(`rendered ${base}.{md,svg}`);
+  }
   return EXIT.ok;
 }
 
@@ -171,7 +191,7 @@ async function benchShape(shape: Shape, ctx: ShapeContext): Promise<BenchShape> 
   }
 
   for (const rung of ctx.rungs) {
-    const cell: BenchCell = { id: rung.id, index: rung.index, kind: rung.kind, ran: false };
+    const cell: BenchCell = { id: rung.id, index: rung.index, kind: rung.kind, ran: false, date: result.date, command: ctx.command };
     result.cells.push(cell);
     const allowed = canRun(rung, shape, env);
     if (allowed !== true) {

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { encodeHeader } from '@fa/io';
+import { cli, ownLines, tempFolder } from './cli-helpers.js';
+
+const dir = tempFolder();
+const listed = JSON.parse(cli(['--list', '--json']).stdout) as { id: string; kind: string; available: boolean; reason?: string }[];
+const gpuRungs = listed.filter((r) => r.kind === 'gpu');
+const gpuMissing = gpuRungs.every((r) => !r.available) ? (gpuRungs[0]?.reason ?? 'no GPU rungs') : undefined;
+if (gpuMissing !== undefined && process.env.FA_REQUIRE_GPU === '1') throw new Error(`FA_REQUIRE_GPU=1 but ${gpuMissing}`);
+
+describe.skipIf(gpuMissing !== undefined)(`hw4-cli on the GPU${gpuMissing ? ` (skipped: ${gpuMissing})` : ''}`, () => {
+  const input = join(dir, 'in.bin');
+  cli(['gen', '--shape', '3,77,32', '--seed', '4', input, '-q']);
+
+  it.each(gpuRungs.map((r) => r.id))('--impl %s matches the float64 oracle far inside 5e-3', (impl) => {
+    const output = join(dir, `${impl}.out`);
+    const run = cli(['--impl', impl, input, output]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/GPU busy/);
+    const check = cli(['check', input, output, '--tolerance', '1e-5']);
+    expect(check.code, check.stderr).toBe(0);
+  });
+
+  it('the default rung is the highest GPU rung on the ladder', () => {
+    const run = cli(['--json', '-q', input, join(dir, 'default.out')]);
+    expect(run.code, run.stderr).toBe(0);
+    expect((JSON.parse(run.stdout) as { impl: string }).impl).toBe(gpuRungs[gpuRungs.length - 1]?.id);
+  });
+
+  it('a batch too large for a GPU binding ends with a one-line error, exit 1, and no output', () => {
+    // N = 2^23, d = 4: the naive rung's score buffer alone needs N·64·4 bytes = 2 GiB per batch, over any binding limit
+    // (on a GPU with a small limit, Q, K and V trip it first). A sparse file: the header is all that is ever read.
+    const big = join(dir, 'big.bin');
+    writeFileSync(big, encodeHeader({ B: 1, N: 2 ** 23, d: 4 }));
+    truncateSync(big, 12 + 12 * 2 ** 23 * 4);
+    const output = join(dir, 'kept.out');
+    writeFileSync(output, 'kept');
+    const run = cli(['--impl', 'naive', big, output]);
+    expect(run.code).toBe(1);
+    expect(ownLines(run.stderr)).toEqual([expect.stringMatching(/^hw4-cli: error: naive: one batch of B=1, N=8388608, d=4 needs [\d.]+ [MG]iB for (S|Q, K and V), over this GPU's maxStorageBufferBindingSize/)]);
+    expect(readFileSync(output, 'utf8')).toBe('kept');
+  });
+
+  it('bench measures rungs, the copy floor, and writes JSON, markdown and SVG', () => {
+    const out = join(dir, 'bench');
+    const run = cli(['bench', '--shapes', '2,40,16', '--impl', 'cpu,fused-split-q', '--repeats', '2', '--no-torch', '--out', out, '-q']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/\| 7 `fused-split-q` \| [\d.]+ ms · /);
+    const base = listJson(out).replace(/\.json$/, '');
+    const files = ['json', 'md', 'svg'].map((ext) => readFileSync(join(out, `${base}.${ext}`), 'utf8'));
+    const report = JSON.parse(files[0] ?? '{}') as { shapes: { floorWallMs?: number; cells: { id: string; ran: boolean; gpuMs?: number; maxError?: number }[] }[] };
+    expect(report.shapes[0]?.floorWallMs).toBeGreaterThan(0);
+    const splitQ = report.shapes[0]?.cells.find((c) => c.id === 'fused-split-q');
+    expect(splitQ).toMatchObject({ ran: true });
+    expect(splitQ?.maxError).toBeLessThan(1e-5);
+    expect(files[2]).toMatch(/^<svg/);
+  });
+});
+
+function listJson(dirPath: string): string {
+  const name = readdirSync(dirPath).find((f) => f.endsWith('.json'));
+  if (!name) throw new Error(`no JSON in ${dirPath}`);
+  return name;
+}
+
