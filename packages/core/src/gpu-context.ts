@@ -35,6 +35,8 @@ export interface AdapterReport {
   /** Features the device was created with. */
   features: string[];
   limits: Record<WantedLimit, number>;
+  /** A software implementation (e.g. Mesa's lavapipe): slower than the multi-threaded CPU rung. */
+  isFallbackAdapter: boolean;
   subgroupMinSize?: number;
   subgroupMaxSize?: number;
 }
@@ -74,7 +76,7 @@ export async function createGpuContext(adapter: GPUAdapter): Promise<GpuContext>
 }
 
 function describe(adapter: GPUAdapter, device: GPUDevice): AdapterReport {
-  const info = adapter.info as GPUAdapterInfo & { subgroupMinSize?: number; subgroupMaxSize?: number };
+  const info = adapter.info as GPUAdapterInfo & { subgroupMinSize?: number; subgroupMaxSize?: number; isFallbackAdapter?: boolean };
   const limits = {} as Record<WantedLimit, number>;
   for (const name of WANTED_LIMITS) limits[name] = device.limits[name];
   const report: AdapterReport = {
@@ -84,6 +86,7 @@ function describe(adapter: GPUAdapter, device: GPUDevice): AdapterReport {
     description: info.description,
     features: [...device.features].map(String).sort(),
     limits,
+    isFallbackAdapter: info.isFallbackAdapter === true || info.architecture === 'software',
   };
   if (info.subgroupMinSize !== undefined) report.subgroupMinSize = info.subgroupMinSize;
   if (info.subgroupMaxSize !== undefined) report.subgroupMaxSize = info.subgroupMaxSize;

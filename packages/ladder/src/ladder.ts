@@ -14,9 +14,14 @@ export function findRung(id: string): Rung | undefined {
   return LADDER.find((rung) => rung.id === id);
 }
 
-/** The fastest rung that can run `shape` here: the highest available one on the ladder. */
+/**
+ * The rung hw4-cli uses when none is named: the highest one on the ladder that can run `shape` here. On a software
+ * GPU (a fallback adapter such as Mesa's lavapipe) GPU rungs run on the same CPU cores, slower than the `cpu` rung,
+ * so only CPU rungs are considered there.
+ */
 export function fastestRung(shape: Shape, env: RunEnv): Rung {
-  const usable = LADDER.filter((rung) => canRun(rung, shape, env) === true);
+  const software = env.gpu?.report.isFallbackAdapter === true;
+  const usable = LADDER.filter((rung) => canRun(rung, shape, env) === true && !(software && rung.kind === 'gpu'));
   const best = usable[usable.length - 1];
   if (!best) throw new Error(`no rung can run ${shape.B}×${shape.N}×${shape.d} here`);
   return best;

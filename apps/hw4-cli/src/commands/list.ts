@@ -47,7 +47,7 @@ export function formatAdapter(report: AdapterReport): string {
   const subgroups =
     report.subgroupMinSize === undefined ? '' : `, subgroup size ${report.subgroupMinSize}-${report.subgroupMaxSize ?? report.subgroupMinSize}`;
   return [
-    `GPU: ${adapterName(report)}`,
+    `GPU: ${adapterName(report)}${report.isFallbackAdapter ? ' (software adapter: without --impl, hw4-cli uses the faster cpu rung)' : ''}`,
     `  features: ${report.features.join(', ')}`,
     `  limits: workgroup storage ${formatBytes(l.maxComputeWorkgroupStorageSize)}, storage binding ${formatBytes(l.maxStorageBufferBindingSize)}, ` +
       `buffer ${formatBytes(l.maxBufferSize)}, ${l.maxComputeInvocationsPerWorkgroup} invocations per workgroup${subgroups}`,
