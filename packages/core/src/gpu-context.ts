@@ -76,7 +76,7 @@ export async function createGpuContext(adapter: GPUAdapter): Promise<GpuContext>
 }
 
 function describe(adapter: GPUAdapter, device: GPUDevice): AdapterReport {
-  const info = adapter.info as GPUAdapterInfo & { subgroupMinSize?: number; subgroupMaxSize?: number; isFallbackAdapter?: boolean };
+  const info = adapter.info as GPUAdapterInfo & { subgroupMinSize?: number; subgroupMaxSize?: number };
   const limits = {} as Record<WantedLimit, number>;
   for (const name of WANTED_LIMITS) limits[name] = device.limits[name];
   const report: AdapterReport = {
@@ -86,7 +86,7 @@ function describe(adapter: GPUAdapter, device: GPUDevice): AdapterReport {
     description: info.description,
     features: [...device.features].map(String).sort(),
     limits,
-    isFallbackAdapter: info.isFallbackAdapter === true || info.architecture === 'software',
+    isFallbackAdapter: info.isFallbackAdapter || info.architecture === 'software',
   };
   if (info.subgroupMinSize !== undefined) report.subgroupMinSize = info.subgroupMinSize;
   if (info.subgroupMaxSize !== undefined) report.subgroupMaxSize = info.subgroupMaxSize;

@@ -37,21 +37,32 @@ export interface KernelEncoder {
 export async function prepareAttentionRunner(gpu: GpuContext, shape: Shape, rung: string, kernel: AttentionKernel): Promise<Runner> {
   const floats = matrixFloats(shape);
   const maxBatches = batchesPerRun(gpu, shape, { 'Q, K and V': 12 * floats, O: 4 * floats, ...kernel.scratchBytesPerBatch }, rung);
-  return checked(gpu, `allocating ${rung} buffers for ${formatShape(shape)} (${maxBatches} batches per run)`, () => {
-    const { device } = gpu;
-    const storage = (label: string, bytes: number, extra = 0): GPUBuffer =>
-      device.createBuffer({ label, size: Math.max(16, Math.ceil(bytes / 4) * 4), usage: GPUBufferUsage.STORAGE | extra });
-    const qkv = storage('qkv', maxBatches * 12 * floats, GPUBufferUsage.COPY_DST);
-    const O = storage('O', maxBatches * 4 * floats, GPUBufferUsage.COPY_SRC);
-    const scratch: Record<string, GPUBuffer> = {};
-    for (const [name, bytes] of Object.entries(kernel.scratchBytesPerBatch)) scratch[name] = storage(name, maxBatches * bytes);
-    const upload = new StagingUpload(gpu, maxBatches * 12 * floats);
-    const readback = new Readback(gpu, maxBatches * 4 * floats);
-    const timer = new PassTimer(gpu);
-    const encoderOf = kernel.bind({ qkv, O, scratch }, maxBatches);
-    const owned = [qkv, O, ...Object.values(scratch)];
-    return new AttentionRunner(gpu, rung, shape, maxBatches, { qkv, O, upload, readback, timer, encoderOf, owned });
-  });
+  const created: { destroy(): void }[] = [];
+  const track = <T extends { destroy(): void }>(resource: T): T => {
+    created.push(resource);
+    return resource;
+  };
+  try {
+    return await checked(gpu, `allocating ${rung} buffers for ${formatShape(shape)} (${maxBatches} batches per run)`, () => {
+      const { device } = gpu;
+      const storage = (label: string, bytes: number, extra = 0): GPUBuffer =>
+        track(device.createBuffer({ label, size: Math.max(16, Math.ceil(bytes / 4) * 4), usage: GPUBufferUsage.STORAGE | extra }));
+      const qkv = storage('qkv', maxBatches * 12 * floats, GPUBufferUsage.COPY_DST);
+      const O = storage('O', maxBatches * 4 * floats, GPUBufferUsage.COPY_SRC);
+      const scratch: Record<string, GPUBuffer> = {};
+      for (const [name, bytes] of Object.entries(kernel.scratchBytesPerBatch)) scratch[name] = storage(name, maxBatches * bytes);
+      const upload = track(new StagingUpload(gpu, maxBatches * 12 * floats));
+      const readback = track(new Readback(gpu, maxBatches * 4 * floats));
+      const timer = track(new PassTimer(gpu));
+      const encoderOf = kernel.bind({ qkv, O, scratch }, maxBatches);
+      const owned = [qkv, O, ...Object.values(scratch)];
+      return new AttentionRunner(gpu, rung, shape, maxBatches, { qkv, O, upload, readback, timer, encoderOf, owned });
+    });
+  } catch (error) {
+    // A failed allocation (out of memory, a limit) frees what was created before it.
+    for (const resource of created) resource.destroy();
+    throw error;
+  }
 }
 
 interface RunnerParts {
