@@ -23,6 +23,18 @@ describe.skipIf(gpuMissing !== undefined)(`hw4-cli on the GPU${gpuMissing ? ` (s
     expect(check.code, check.stderr).toBe(0);
   });
 
+  it.each(gpuRungs.map((r) => r.id))('--impl %s gives the same bytes when the input is split into runs of 2, 2 and 1 batches', (impl) => {
+    const five = join(dir, 'five.bin');
+    cli(['gen', '--shape', '5,40,16', '--seed', '8', five, '-q']);
+    const whole = join(dir, `${impl}-whole.out`);
+    const split = join(dir, `${impl}-split.out`);
+    expect(cli(['--impl', impl, '-q', five, whole]).code).toBe(0);
+    // One batch here is 7680 bytes of Q, K and V: 0.015 MiB holds two.
+    expect(cli(['--impl', impl, '-q', '--chunk-mb', '0.015', five, split]).code).toBe(0);
+    expect(readFileSync(split)).toEqual(readFileSync(whole));
+    expect(cli(['check', five, split, '--tolerance', '1e-5', '-q']).code).toBe(0);
+  });
+
   it('the default rung is the highest GPU rung on the ladder, or cpu on a software GPU', () => {
     const software = cli(['--list']).stdout.includes('(software adapter');
     const run = cli(['--json', '-q', input, join(dir, 'default.out')]);
