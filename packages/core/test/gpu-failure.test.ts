@@ -5,6 +5,7 @@ import { batchesPerRun, GpuError, prepareCopyFloor, type GpuContext } from '../s
 const acquired = await acquireNodeGpu();
 const gpu: GpuContext | undefined = acquired.gpu;
 const noGpu = gpu === undefined && process.env.FA_REQUIRE_GPU !== '1';
+if (noGpu) console.warn(`GPU failure tests skipped: ${acquired.reason ?? ''} (set FA_REQUIRE_GPU=1 to make this a failure)`);
 
 describe.skipIf(noGpu)(`GPU failures become typed one-line errors${noGpu ? ` (skipped: ${acquired.reason ?? ''})` : ''}`, () => {
   it('a batch over the binding limit is refused before anything is allocated, naming the limit', () => {

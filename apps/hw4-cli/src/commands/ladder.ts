@@ -104,7 +104,7 @@ export async function ladderCommand(args: string[], hold: (env: CliEnv) => void)
               r.errorRatio === undefined ? '-' : `${r.errorRatio.toFixed(2)}x`,
               r.comparison.pass ? 'PASS' : 'FAIL',
             ]
-          : [String(r.index), r.id, r.kind, '-', '-', '-', '-', '-', `skipped: ${r.reason ?? ''}`],
+          : [String(r.index), r.id, r.kind, '-', '-', '-', '-', '-', `skipped: ${r.reason === env.gpuUnavailableReason ? 'no GPU (see below)' : (r.reason ?? '')}`],
       ),
     ),
   );
