@@ -12,14 +12,9 @@ import { genCommand } from './commands/gen.js';
 import { ladderCommand } from './commands/ladder.js';
 import { formatList, listRungs } from './commands/list.js';
 import { runCommand } from './commands/run.js';
-import { makeEnv, type CliEnv } from './env.js';
+import { makeEnv, releaseAll } from './env.js';
 import { ExitError, EXIT, UsageError } from './exit-codes.js';
 import { HELP } from './help.js';
-
-const envs: CliEnv[] = [];
-const hold = (env: CliEnv): void => {
-  envs.push(env);
-};
 
 function version(): string {
   return typeof __HW4_CLI_VERSION__ === 'string' ? __HW4_CLI_VERSION__ : 'development';
@@ -45,18 +40,18 @@ async function main(argv: string[]): Promise<number> {
     case 'check':
       return checkCommand(rest);
     case 'ladder':
-      return ladderCommand(rest, hold);
+      return ladderCommand(rest);
     case 'bench':
-      return benchCommand(rest, hold);
+      return benchCommand(rest);
     case 'conformance':
-      return conformanceCommand(rest, hold);
+      return conformanceCommand(rest);
     case 'run':
-      return runCommand(rest, hold);
+      return runCommand(rest);
     case 'list':
       return listCommand(rest);
     default:
       if (argv.includes('--list')) return listCommand(argv.filter((a) => a !== '--list'));
-      return runCommand(argv, hold);
+      return runCommand(argv);
   }
 }
 
@@ -64,7 +59,6 @@ async function listCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse('--list', args, { json: { type: 'boolean' } });
   if (positionals.length > 0) throw new UsageError(`--list takes no file arguments (got ${positionals.join(' ')})`);
   const env = await makeEnv({ gpu: true });
-  hold(env);
   process.stdout.write(values.json === true ? `${JSON.stringify(listRungs(env), null, 2)}\n` : `${formatList(env)}\n`);
   return EXIT.ok;
 }
@@ -92,7 +86,7 @@ function messageOf(error: unknown): string {
 }
 
 async function finish(code: number): Promise<never> {
-  for (const env of envs) env.release();
+  releaseAll();
   await new Promise<void>((resolve) => process.stdout.write('', () => { resolve(); }));
   await new Promise<void>((resolve) => process.stderr.write('', () => { resolve(); }));
   process.exit(code);

@@ -5,18 +5,19 @@ import { availableParallelism } from 'node:os';
 import type { RunEnv } from '@fa/core';
 import { acquireNodeGpu } from '@fa/core/node';
 
-export interface CliEnv extends RunEnv {
-  /** Frees the GPU device (the process must still exit explicitly: Dawn keeps a thread alive). */
-  release(): void;
+/** Devices this process created, destroyed by releaseAll() before exit. */
+const devices: GPUDevice[] = [];
+
+/** Destroys every device makeEnv created (the process must still exit explicitly: Dawn keeps a thread alive). */
+export function releaseAll(): void {
+  for (const device of devices.splice(0)) device.destroy();
 }
 
-export async function makeEnv(options: { gpu: boolean; threads?: number | undefined }): Promise<CliEnv> {
+export async function makeEnv(options: { gpu: boolean; threads?: number | undefined }): Promise<RunEnv> {
   const threads = options.threads ?? availableParallelism();
-  if (!options.gpu) return { threads, gpuUnavailableReason: 'GPU not requested', release: () => undefined };
+  if (!options.gpu) return { threads, gpuUnavailableReason: 'GPU not requested' };
   const acquired = await acquireNodeGpu();
-  if (acquired.gpu) {
-    const gpu = acquired.gpu;
-    return { threads, gpu, release: () => { gpu.destroy(); } };
-  }
-  return { threads, gpuUnavailableReason: acquired.reason, release: () => undefined };
+  if (!acquired.gpu) return { threads, gpuUnavailableReason: acquired.reason };
+  devices.push(acquired.gpu.device);
+  return { threads, gpu: acquired.gpu };
 }

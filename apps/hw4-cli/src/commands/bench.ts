@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { adapterName, canRun, prepareCopyFloor, runAll, type Rung } from '@fa/core';
+import { adapterName, canRun, prepareCopyFloor, runAll, type Rung, type RunEnv } from '@fa/core';
 import { attentionFlops, generateInput, parseShape, writeFileAtomic, writeHw4Input, type Shape } from '@fa/io';
 import { LADDER } from '@fa/ladder';
 import { attentionOracleRows, sampleRows } from '@fa/reference';
@@ -15,7 +15,7 @@ import { isPositiveInteger, numberFlag, parse, stringFlag } from '../args.js';
 import { measure } from '../bench/measure.js';
 import { benchMarkdown, benchSvg, type BenchCell, type BenchReport, type BenchShape } from '../bench/report.js';
 import { timeTorch, torchUnavailable } from '../bench/torch.js';
-import { makeEnv, type CliEnv } from '../env.js';
+import { makeEnv } from '../env.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { reporter } from '../output.js';
 import { resolveRung } from './run.js';
@@ -38,7 +38,7 @@ export const BENCH_OPTIONS = {
 export const DEFAULT_BENCH_SHAPES = '13600,128,32 10,2048,64 500,2048,64 4,32768,32 2,32768,64 26,32768,64';
 const SAMPLED_ROWS = 16;
 
-export async function benchCommand(args: string[], hold: (env: CliEnv) => void): Promise<number> {
+export async function benchCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse('bench', args, BENCH_OPTIONS);
   if (positionals.length > 0) throw new UsageError(`hw4-cli bench takes no file arguments (got ${positionals.join(' ')}); see --help`);
   const out = reporter(values.quiet === true, values.json === true);
@@ -51,7 +51,6 @@ export async function benchCommand(args: string[], hold: (env: CliEnv) => void):
   const python = stringFlag(values, 'python') ?? process.env.FA_PYTHON ?? 'python3';
   if (values.render === true) return renderOnly(stringFlag(values, 'out') ?? 'docs/bench', out.info);
   const env = await makeEnv({ gpu: true, threads: numberFlag(values, 'threads', isPositiveInteger, 'a positive integer') });
-  hold(env);
   const torchReason = values['no-torch'] === true ? 'not requested (--no-torch)' : torchUnavailable(python);
   const adapter = env.gpu ? adapterName(env.gpu.report) : `no GPU (${env.gpuUnavailableReason ?? 'unknown'})`;
   out.info(`bench on ${adapter}; PyTorch: ${torchReason ?? 'yes'}`);
@@ -130,7 +129,7 @@ function mergePrevious(report: BenchReport, path: string): void {
 
 interface ShapeContext {
   rungs: readonly Rung[];
-  env: CliEnv;
+  env: RunEnv;
   repeats: number;
   budgetSeconds: number;
   rates: Map<string, number>;

@@ -5,7 +5,7 @@
 import { unavailableReason, type Rung } from '@fa/core';
 import { CONFORMANCE_CASES, checkConformance, LADDER, type ConformanceResult } from '@fa/ladder';
 import { numberFlag, isPositiveInteger, parse, stringFlag } from '../args.js';
-import { makeEnv, type CliEnv } from '../env.js';
+import { makeEnv } from '../env.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { reporter } from '../output.js';
 import { textTable } from '../table.js';
@@ -18,14 +18,13 @@ export const CONFORMANCE_OPTIONS = {
   quiet: { type: 'boolean', short: 'q' },
 } as const;
 
-export async function conformanceCommand(args: string[], hold: (env: CliEnv) => void): Promise<number> {
+export async function conformanceCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse('conformance', args, CONFORMANCE_OPTIONS);
   if (positionals.length > 0) throw new UsageError(`hw4-cli conformance takes no file arguments (got ${positionals.join(' ')})`);
   const out = reporter(values.quiet === true, values.json === true);
   const implList = stringFlag(values, 'impl');
   const rungs: readonly Rung[] = implList ? implList.split(',').map((id) => resolveRung(id.trim())) : LADDER;
   const env = await makeEnv({ gpu: true, threads: numberFlag(values, 'threads', isPositiveInteger, 'a positive integer') });
-  hold(env);
   const results: ConformanceResult[] = [];
   for (const rung of rungs) {
     const missing = unavailableReason(rung, env);

@@ -8,7 +8,7 @@ import { attentionFlops, compareOutputs, formatShape, generateInput, parseDataKi
 import { LADDER } from '@fa/ladder';
 import { attentionOracle } from '@fa/reference';
 import { isNonNegativeInteger, numberFlag, parse, stringFlag } from '../args.js';
-import { makeEnv, type CliEnv } from '../env.js';
+import { makeEnv } from '../env.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { reporter } from '../output.js';
 import { milliseconds, textTable } from '../table.js';
@@ -41,7 +41,7 @@ interface LadderRow {
   errorRatio?: number;
 }
 
-export async function ladderCommand(args: string[], hold: (env: CliEnv) => void): Promise<number> {
+export async function ladderCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse('ladder', args, LADDER_OPTIONS);
   if (positionals.length > 0) throw new UsageError(`hw4-cli ladder takes no file arguments (got ${positionals.join(' ')}); see --help`);
   const out = reporter(values.quiet === true, values.json === true);
@@ -51,7 +51,6 @@ export async function ladderCommand(args: string[], hold: (env: CliEnv) => void)
   const implList = stringFlag(values, 'impl');
   const rungs: readonly Rung[] = implList ? implList.split(',').map((id) => resolveRung(id.trim())) : LADDER;
   const env = await makeEnv({ gpu: true, threads: numberFlag(values, 'threads') });
-  hold(env);
 
   out.info(`ladder on ${formatShape(shape)}, ${kind} data, seed ${seed}: ${(attentionFlops(shape) / 1e6).toFixed(0)} MFLOP per rung`);
   const input = generateInput({ shape, kind, seed });

@@ -1,10 +1,9 @@
 /**
  * hw4-cli --list [--json]: the rungs in ladder order, whether each can run here and why not, and the GPU adapter.
  */
-import { adapterName, unavailableReason, type AdapterReport } from '@fa/core';
+import { adapterName, unavailableReason, type AdapterReport, type RunEnv } from '@fa/core';
 import { formatBytes } from '@fa/io';
 import { LADDER } from '@fa/ladder';
-import type { CliEnv } from '../env.js';
 import { textTable } from '../table.js';
 
 export interface ListedRung {
@@ -18,7 +17,7 @@ export interface ListedRung {
   reason?: string;
 }
 
-export function listRungs(env: CliEnv): ListedRung[] {
+export function listRungs(env: RunEnv): ListedRung[] {
   return LADDER.map((rung) => {
     const reason = unavailableReason(rung, env);
     const entry: ListedRung = {
@@ -35,7 +34,7 @@ export function listRungs(env: CliEnv): ListedRung[] {
   });
 }
 
-export function formatList(env: CliEnv): string {
+export function formatList(env: RunEnv): string {
   const rows = listRungs(env).map((r) => [String(r.index), r.id, r.kind, r.available ? 'yes' : 'no', r.available ? r.title : r.reason ?? '']);
   const lines = ['Rungs, slowest idea first (the default is the highest one that can run the input\'s shape):', textTable(['#', 'id', 'kind', 'here', 'title, or why not here'], rows), ''];
   lines.push(env.gpu ? formatAdapter(env.gpu.report) : `GPU: none (${env.gpuUnavailableReason ?? 'unknown reason'})`);

@@ -4,7 +4,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { adapterName, canRun, type Runner, type Rung } from '@fa/core';
+import { adapterName, canRun, type Runner, type Rung, type RunEnv } from '@fa/core';
 import {
   AtomicFileWriter,
   attentionFlops,
@@ -18,7 +18,7 @@ import {
 } from '@fa/io';
 import { fastestRung, findRung, LADDER } from '@fa/ladder';
 import { expectPositionals, isPositiveInteger, numberFlag, parse, stringFlag } from '../args.js';
-import { makeEnv, type CliEnv } from '../env.js';
+import { makeEnv } from '../env.js';
 import { ExitError, EXIT, UsageError } from '../exit-codes.js';
 import { reporter, type Reporter } from '../output.js';
 import { Progress } from '../progress.js';
@@ -39,7 +39,7 @@ export function resolveRung(id: string): Rung {
   return rung;
 }
 
-export async function runCommand(args: string[], hold: (env: CliEnv) => void): Promise<number> {
+export async function runCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse('run', args, RUN_OPTIONS);
   const [inputPath, outputPath] = expectPositionals('run', positionals, ['INPUT', 'OUTPUT']) as [string, string];
   const out = reporter(values.quiet === true, values.json === true);
@@ -57,7 +57,6 @@ export async function runCommand(args: string[], hold: (env: CliEnv) => void): P
     const writer = await AtomicFileWriter.open(outputPath);
     try {
       const env = await makeEnv({ gpu: chosen === undefined || chosen.kind === 'gpu', threads });
-      hold(env);
       const rung = chosen ?? fastestRung(shape, env);
       const allowed = canRun(rung, shape, env);
       if (allowed !== true) throw new UsageError(`rung ${rung.id} cannot run ${formatShape(shape)} here: ${allowed}`);
@@ -140,7 +139,7 @@ async function streamThrough(
 function report(
   out: Reporter,
   rung: Rung,
-  env: CliEnv,
+  env: RunEnv,
   shape: Shape,
   inputPath: string,
   outputPath: string,
