@@ -34,6 +34,8 @@ gen options
 
 check options
   -e, --expected FILE    compare with a reference output instead of the oracle
+      --rows N           check only N sampled rows per batch against the oracle (for large N: the full oracle
+                         costs 4·N²·d flops per batch on one CPU thread)
   -t, --tolerance T      absolute tolerance per element (default 5e-3, the format's contract)
       --json             print the comparison as JSON on stdout
 

@@ -127,6 +127,19 @@ describe('hw4-cli check', () => {
     expect(result.firstMismatches[0]).toMatchObject({ batch: 2, row: 5, col: 7 });
   });
 
+  it('--rows checks sampled rows only (always including the last row of each batch)', () => {
+    const good = cli(['check', input, join(dir, 'expected.bin'), '--rows', '5', '--json', '-q']);
+    expect(good.code, good.stderr).toBe(0);
+    expect((JSON.parse(good.stdout) as { count: number }).count).toBe(3 * 5 * 32);
+    const wrong = join(dir, 'wrong-last-row.out');
+    const data = new Float32Array(readFileSync(join(dir, 'expected.bin')).buffer.slice(0));
+    data[1 * 77 * 32 + 76 * 32 + 3] = (data[1 * 77 * 32 + 76 * 32 + 3] ?? 0) - 1;
+    writeFileSync(wrong, data);
+    const bad = cli(['check', input, wrong, '--rows', '5', '--json', '-q']);
+    expect(bad.code).toBe(5);
+    expect((JSON.parse(bad.stdout) as { firstMismatches: unknown[] }).firstMismatches[0]).toMatchObject({ batch: 1, row: 76, col: 3 });
+  });
+
   it('rejects an output whose size does not match the input', () => {
     const run = cli(['check', input, input]);
     expect(run.code).toBe(3);

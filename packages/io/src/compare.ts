@@ -61,23 +61,19 @@ export class Comparator {
     if (actual.length !== expected.length) {
       throw new RangeError(`compare: chunk lengths differ (${actual.length} actual, ${expected.length} expected)`);
     }
+    const { N, d } = this.shape;
     const base = this.count;
     for (let i = 0; i < actual.length; i++) {
-      const a = actual[i] as number;
-      const e = expected[i] as number;
-      const diff = Math.abs(a - e);
-      const error = Number.isNaN(diff) ? Number.POSITIVE_INFINITY : diff;
-      this.sum += error;
-      if (error > this.max || (this.worst === undefined && i === 0)) {
-        this.max = error;
-        this.worst = this.at(base + i, a, e, error);
-      }
-      if (error > this.tolerance) {
-        this.above++;
-        if (this.mismatches.length < this.maxMismatches) this.mismatches.push(this.at(base + i, a, e, error));
-      }
+      const index = base + i;
+      const batch = Math.floor(index / (N * d));
+      const within = index - batch * N * d;
+      this.element(batch, Math.floor(within / d), within % d, actual[i] as number, expected[i] as number);
     }
-    this.count += actual.length;
+  }
+
+  /** Compares one row (d values) of one batch, for checks that sample rows instead of reading everything. */
+  addRow(batch: number, row: number, actual: ArrayLike<number>, expected: ArrayLike<number>): void {
+    for (let col = 0; col < this.shape.d; col++) this.element(batch, row, col, actual[col] as number, expected[col] as number);
   }
 
   result(): Comparison {
@@ -93,11 +89,19 @@ export class Comparator {
     };
   }
 
-  private at(index: number, actual: number, expected: number, error: number): Mismatch {
-    const { N, d } = this.shape;
-    const batch = Math.floor(index / (N * d));
-    const within = index - batch * N * d;
-    return { batch, row: Math.floor(within / d), col: within % d, actual, expected, error };
+  private element(batch: number, row: number, col: number, actual: number, expected: number): void {
+    const diff = Math.abs(actual - expected);
+    const error = Number.isNaN(diff) ? Number.POSITIVE_INFINITY : diff;
+    this.count++;
+    this.sum += error;
+    if (error > this.max || this.worst === undefined) {
+      this.max = error;
+      this.worst = { batch, row, col, actual, expected, error };
+    }
+    if (error > this.tolerance) {
+      this.above++;
+      if (this.mismatches.length < this.maxMismatches) this.mismatches.push({ batch, row, col, actual, expected, error });
+    }
   }
 }
 

@@ -91,6 +91,12 @@ describe('comparator', () => {
     expect(c.maxAbsError).toBe(Number.POSITIVE_INFINITY);
   });
 
+  it('addRow reports positions of sampled rows', () => {
+    const c = new Comparator(shape);
+    c.addRow(1, 1, [0, 0.5, 0], [0, 0, 0]);
+    expect(c.result()).toMatchObject({ count: 3, countAboveTolerance: 1, worst: { batch: 1, row: 1, col: 1 } });
+  });
+
   it('gives the same result fed in chunks as whole', () => {
     const actual = Float32Array.from({ length: 12 }, (_, i) => (i % 5) * 0.004);
     const expected = new Float32Array(12);
