@@ -10,6 +10,7 @@ import {
   Hw4Input,
   Hw4IoError,
   Hw4NonFiniteError,
+  matrixView,
   readHw4Input,
   writeFileAtomic,
   writeHw4Input,
@@ -53,6 +54,17 @@ describe('input files', () => {
       ),
       { numRuns: 40 },
     );
+  });
+
+  it('matrixView gives Q, K or V of one batch of a chunk', async () => {
+    const shape = { B: 2, N: 2, d: 3 };
+    const data = generateInput({ shape, seed: 4 });
+    const path = fresh('views.bin');
+    await writeHw4Input(path, shape, data);
+    const input = await Hw4Input.open(path);
+    const chunk = await input.readAll();
+    await input.close();
+    expect(matrixView(chunk, shape, 1, 2)).toEqual(data.subarray(5 * 6, 6 * 6));
   });
 
   it('is byte-exact: header then Q, K, V per batch, little-endian', async () => {

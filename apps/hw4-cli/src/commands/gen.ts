@@ -4,7 +4,6 @@
  */
 import {
   AtomicFileWriter,
-  DATA_KINDS,
   formatShape,
   generateChunks,
   inputBatchBytes,
@@ -74,5 +73,3 @@ export async function genCommand(args: string[]): Promise<number> {
   }
   return EXIT.ok;
 }
-
-export const GEN_KINDS_HELP = DATA_KINDS.join(', ');
