@@ -2,9 +2,9 @@
  * Reading hw4 output files (B·N·d float32, no header), whose shape comes from the matching input.
  */
 import { open, type FileHandle } from 'node:fs/promises';
-import { endianness } from 'node:os';
 import { Hw4FormatError } from './errors.js';
 import { ioError } from './io-error.js';
+import { readFloats } from './read-floats.js';
 import { formatShape, outputBatchBytes, outputFileBytes, type Shape } from './shape.js';
 
 export class Hw4Output {
@@ -34,17 +34,9 @@ export class Hw4Output {
   }
 
   /** O of batches [firstBatch, firstBatch + batches). */
-  async read(firstBatch: number, batches: number): Promise<Float32Array> {
-    const bytes = batches * outputBatchBytes(this.shape);
-    const target = new Uint8Array(bytes);
-    let done = 0;
-    while (done < bytes) {
-      const { bytesRead } = await this.handle.read(target, done, Math.min(bytes - done, 1 << 30), firstBatch * outputBatchBytes(this.shape) + done);
-      if (bytesRead === 0) throw new Hw4FormatError(`${this.name}: file shrank while being read`);
-      done += bytesRead;
-    }
-    if (endianness() === 'BE') Buffer.from(target.buffer).swap32();
-    return new Float32Array(target.buffer);
+  read(firstBatch: number, batches: number): Promise<Float32Array> {
+    const batchBytes = outputBatchBytes(this.shape);
+    return readFloats(this.handle, firstBatch * batchBytes, batches * batchBytes, this.name);
   }
 
   async close(): Promise<void> {

@@ -3,10 +3,10 @@
  * in chunks of whole batches, so memory stays bounded however large B is.
  */
 import { open, type FileHandle } from 'node:fs/promises';
-import { endianness } from 'node:os';
 import { Hw4FormatError, Hw4NonFiniteError } from './errors.js';
 import { countNonFinite, firstNonFinite, formatPosition, inputPosition } from './finite.js';
 import { parseHeader } from './header.js';
+import { readFloats } from './read-floats.js';
 import { ioError } from './io-error.js';
 import { HEADER_BYTES, inputBatchBytes, matrixFloats, type Shape } from './shape.js';
 
@@ -32,7 +32,6 @@ export interface ChunkOptions {
 }
 
 export const DEFAULT_CHUNK_BYTES = 64 * 1024 * 1024;
-const BIG_ENDIAN_HOST = endianness() === 'BE';
 
 /** An open hw4 input file whose header has been validated. Close it when done (chunks() closes it at the end). */
 export class Hw4Input {
@@ -116,20 +115,8 @@ export class Hw4Input {
     await this.handle.close();
   }
 
-  private async readBatches(first: number, batches: number, batchBytes: number, shared: boolean): Promise<Float32Array> {
-    const bytes = batches * batchBytes;
-    const storage = shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes);
-    const target = new Uint8Array(storage);
-    let done = 0;
-    const position = HEADER_BYTES + first * batchBytes;
-    while (done < bytes) {
-      const length = Math.min(bytes - done, 1 << 30);
-      const { bytesRead } = await this.handle.read(target, done, length, position + done);
-      if (bytesRead === 0) throw new Hw4FormatError(`${this.name}: file shrank while being read (at byte ${position + done})`);
-      done += bytesRead;
-    }
-    if (BIG_ENDIAN_HOST) Buffer.from(storage).swap32();
-    return new Float32Array(storage);
+  private readBatches(first: number, batches: number, batchBytes: number, shared: boolean): Promise<Float32Array> {
+    return readFloats(this.handle, HEADER_BYTES + first * batchBytes, batches * batchBytes, this.name, shared);
   }
 
   private async nonFiniteError(first: number, batches: number, data: Float32Array, index: number): Promise<Hw4NonFiniteError> {

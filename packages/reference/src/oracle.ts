@@ -9,36 +9,11 @@ import { matrixFloats, type Shape } from '@fa/io';
  * Returns batches·N·d doubles.
  */
 export function attentionOracle(input: Float32Array, shape: Shape, batches = shape.B): Float64Array {
-  const { N, d } = shape;
   const size = matrixFloats(shape);
-  const scale = 1 / Math.sqrt(d);
   const O = new Float64Array(batches * size);
-  const S = new Float64Array(N);
-  for (let b = 0; b < batches; b++) {
-    const q = b * 3 * size;
-    const k = q + size;
-    const v = k + size;
-    const o = b * size;
-    for (let i = 0; i < N; i++) {
-      let m = Number.NEGATIVE_INFINITY;
-      for (let j = 0; j < N; j++) {
-        let s = 0;
-        for (let x = 0; x < d; x++) s += (input[q + i * d + x] as number) * (input[k + j * d + x] as number);
-        s *= scale;
-        S[j] = s;
-        if (s > m) m = s;
-      }
-      let l = 0;
-      for (let j = 0; j < N; j++) {
-        const p = Math.exp((S[j] as number) - m);
-        S[j] = p;
-        l += p;
-      }
-      for (let j = 0; j < N; j++) {
-        const p = (S[j] as number) / l;
-        for (let x = 0; x < d; x++) O[o + i * d + x] = (O[o + i * d + x] as number) + p * (input[v + j * d + x] as number);
-      }
-    }
+  const S = new Float64Array(shape.N);
+  for (let batch = 0; batch < batches; batch++) {
+    for (let row = 0; row < shape.N; row++) oracleRow(input, shape, batch, row, S, O.subarray(batch * size + row * shape.d));
   }
   return O;
 }
@@ -54,33 +29,35 @@ export interface RowRef {
  * `input` holds all batches of `shape`. Returns one d-vector per requested row.
  */
 export function attentionOracleRows(input: Float32Array, shape: Shape, rows: readonly RowRef[]): Float64Array[] {
-  const { N, d } = shape;
-  const size = matrixFloats(shape);
+  const S = new Float64Array(shape.N);
+  return rows.map(({ batch, row }) => oracleRow(input, shape, batch, row, S, new Float64Array(shape.d)));
+}
+
+/** One row of O: the scores of query `row` against every key, max-subtracted softmax, times V. Writes `O[0..d)`. */
+function oracleRow(input: Float32Array, { N, d }: Shape, batch: number, row: number, S: Float64Array, O: Float64Array): Float64Array {
+  const size = N * d;
+  const q = batch * 3 * size + row * d;
+  const k = batch * 3 * size + size;
+  const v = k + size;
   const scale = 1 / Math.sqrt(d);
-  const S = new Float64Array(N);
-  return rows.map(({ batch, row }) => {
-    const q = batch * 3 * size + row * d;
-    const k = batch * 3 * size + size;
-    const v = k + size;
-    let m = Number.NEGATIVE_INFINITY;
-    for (let j = 0; j < N; j++) {
-      let s = 0;
-      for (let x = 0; x < d; x++) s += (input[q + x] as number) * (input[k + j * d + x] as number);
-      S[j] = s * scale;
-      if ((S[j] as number) > m) m = S[j] as number;
-    }
-    let l = 0;
-    for (let j = 0; j < N; j++) {
-      S[j] = Math.exp((S[j] as number) - m);
-      l += S[j] as number;
-    }
-    const O = new Float64Array(d);
-    for (let j = 0; j < N; j++) {
-      const p = (S[j] as number) / l;
-      for (let x = 0; x < d; x++) O[x] = (O[x] as number) + p * (input[v + j * d + x] as number);
-    }
-    return O;
-  });
+  let m = Number.NEGATIVE_INFINITY;
+  for (let j = 0; j < N; j++) {
+    let s = 0;
+    for (let x = 0; x < d; x++) s += (input[q + x] as number) * (input[k + j * d + x] as number);
+    S[j] = s * scale;
+    if ((S[j] as number) > m) m = S[j] as number;
+  }
+  let l = 0;
+  for (let j = 0; j < N; j++) {
+    S[j] = Math.exp((S[j] as number) - m);
+    l += S[j] as number;
+  }
+  for (let x = 0; x < d; x++) O[x] = 0;
+  for (let j = 0; j < N; j++) {
+    const p = (S[j] as number) / l;
+    for (let x = 0; x < d; x++) O[x] = (O[x] as number) + p * (input[v + j * d + x] as number);
+  }
+  return O;
 }
 
 /** `count` rows spread over every batch and over the sequence, always including the first and last row. */

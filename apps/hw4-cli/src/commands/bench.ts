@@ -8,8 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adapterName, canRun, prepareCopyFloor, runAll, type Rung, type RunEnv } from '@fa/core';
-import { attentionFlops, generateInput, parseShape, writeFileAtomic, writeHw4Input, type Shape } from '@fa/io';
-import { LADDER } from '@fa/ladder';
+import { attentionFlops, Comparator, generateInput, parseShape, writeFileAtomic, writeHw4Input, type Shape } from '@fa/io';
 import { attentionOracleRows, sampleRows } from '@fa/reference';
 import { isPositiveInteger, numberFlag, parse, stringFlag } from '../args.js';
 import { measure } from '../bench/measure.js';
@@ -18,7 +17,7 @@ import { timeTorch, torchUnavailable } from '../bench/torch.js';
 import { makeEnv } from '../env.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { reporter } from '../output.js';
-import { resolveRung } from './run.js';
+import { resolveRungs } from './run.js';
 
 export const BENCH_OPTIONS = {
   shapes: { type: 'string', short: 's' },
@@ -43,8 +42,7 @@ export async function benchCommand(args: string[]): Promise<number> {
   if (positionals.length > 0) throw new UsageError(`hw4-cli bench takes no file arguments (got ${positionals.join(' ')}); see --help`);
   const out = reporter(values.quiet === true, values.json === true);
   const shapes = (stringFlag(values, 'shapes') ?? DEFAULT_BENCH_SHAPES).split(/[\s;]+/).filter((s) => s.length > 0).map(parseShape);
-  const implList = stringFlag(values, 'impl');
-  const rungs: readonly Rung[] = implList ? implList.split(',').map((id) => resolveRung(id.trim())) : LADDER;
+  const rungs = resolveRungs(stringFlag(values, 'impl'));
   const repeats = numberFlag(values, 'repeats', isPositiveInteger, 'a positive integer') ?? 5;
   const budgetSeconds = numberFlag(values, 'budget-s', (n) => n > 0, 'a positive number of seconds') ?? 40;
   const outDir = stringFlag(values, 'out') ?? 'docs/bench';
@@ -147,17 +145,13 @@ async function benchShape(shape: Shape, ctx: ShapeContext): Promise<BenchShape> 
   const input = generateInput({ shape, seed: 1 });
   const rows = sampleRows(shape, SAMPLED_ROWS);
   const oracle = attentionOracleRows(input, shape, rows);
+  /** Max abs error of the sampled rows of an output (given per row) against the oracle's. */
   const maxErrorOf = (rowValues: (ArrayLike<number> | undefined)[]): number => {
-    let max = 0;
-    rowValues.forEach((values, k) => {
-      const expected = oracle[k];
-      if (!values || !expected) return;
-      for (let x = 0; x < shape.d; x++) {
-        const error = Math.abs((values[x] ?? Number.NaN) - (expected[x] ?? 0));
-        max = Number.isNaN(error) ? Number.POSITIVE_INFINITY : Math.max(max, error);
-      }
+    const comparator = new Comparator(shape);
+    rows.forEach(({ batch, row }, k) => {
+      comparator.addRow(batch, row, rowValues[k] ?? new Float64Array(shape.d).fill(Number.NaN), oracle[k] ?? []);
     });
-    return max;
+    return comparator.result().maxAbsError;
   };
   const result: BenchShape = { shape, gflop: flops / 1e9, date: new Date().toISOString().slice(0, 10), command: ctx.command, cells: [] };
 

@@ -2,14 +2,14 @@
  * hw4-cli conformance [--impl IDS]: the conformance suite of the tests, as a command, so any machine (the GPU machine
  * too) can check every rung against the float64 oracle on the awkward cases. Exit 5 when any rung fails.
  */
-import { unavailableReason, type Rung } from '@fa/core';
-import { CONFORMANCE_CASES, checkConformance, LADDER, type ConformanceResult } from '@fa/ladder';
+import { unavailableReason } from '@fa/core';
+import { CONFORMANCE_CASES, checkConformance, type ConformanceResult } from '@fa/ladder';
 import { numberFlag, isPositiveInteger, parse, stringFlag } from '../args.js';
 import { makeEnv } from '../env.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { reporter } from '../output.js';
 import { textTable } from '../table.js';
-import { resolveRung } from './run.js';
+import { resolveRungs } from './run.js';
 
 export const CONFORMANCE_OPTIONS = {
   impl: { type: 'string', short: 'i' },
@@ -22,8 +22,7 @@ export async function conformanceCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse('conformance', args, CONFORMANCE_OPTIONS);
   if (positionals.length > 0) throw new UsageError(`hw4-cli conformance takes no file arguments (got ${positionals.join(' ')})`);
   const out = reporter(values.quiet === true, values.json === true);
-  const implList = stringFlag(values, 'impl');
-  const rungs: readonly Rung[] = implList ? implList.split(',').map((id) => resolveRung(id.trim())) : LADDER;
+  const rungs = resolveRungs(stringFlag(values, 'impl'));
   const env = await makeEnv({ gpu: true, threads: numberFlag(values, 'threads', isPositiveInteger, 'a positive integer') });
   const results: ConformanceResult[] = [];
   for (const rung of rungs) {

@@ -2,17 +2,16 @@
  * hw4-cli ladder: the quick tour. Generates one input, computes the float64 oracle, runs every rung that can run
  * here on it, checks each against the oracle and prints the ladder table (time, GFLOP/s, speedup, error).
  */
-import { canRun, runAll, type Rung } from '@fa/core';
+import { canRun, runAll } from '@fa/core';
 import { NO_ADAPTER_HINT } from '@fa/core/node';
 import { attentionFlops, compareOutputs, formatShape, generateInput, parseDataKind, parseShape, type Comparison } from '@fa/io';
-import { LADDER } from '@fa/ladder';
 import { attentionOracle } from '@fa/reference';
 import { isNonNegativeInteger, numberFlag, parse, stringFlag } from '../args.js';
 import { makeEnv } from '../env.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { reporter } from '../output.js';
 import { milliseconds, textTable } from '../table.js';
-import { resolveRung } from './run.js';
+import { resolveRungs } from './run.js';
 import { formatAdapter } from './list.js';
 
 export const LADDER_OPTIONS = {
@@ -48,8 +47,7 @@ export async function ladderCommand(args: string[]): Promise<number> {
   const shape = parseShape(stringFlag(values, 'shape') ?? DEFAULT_LADDER_SHAPE);
   const kind = parseDataKind(stringFlag(values, 'kind') ?? 'uniform');
   const seed = numberFlag(values, 'seed', isNonNegativeInteger, 'a non-negative integer') ?? 1;
-  const implList = stringFlag(values, 'impl');
-  const rungs: readonly Rung[] = implList ? implList.split(',').map((id) => resolveRung(id.trim())) : LADDER;
+  const rungs = resolveRungs(stringFlag(values, 'impl'));
   const env = await makeEnv({ gpu: true, threads: numberFlag(values, 'threads') });
 
   out.info(`ladder on ${formatShape(shape)}, ${kind} data, seed ${seed}: ${(attentionFlops(shape) / 1e6).toFixed(0)} MFLOP per rung`);

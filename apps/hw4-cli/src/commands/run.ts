@@ -39,6 +39,11 @@ export function resolveRung(id: string): Rung {
   return rung;
 }
 
+/** The rungs of a comma-separated --impl list, or the whole ladder when there is none. */
+export function resolveRungs(list: string | undefined): readonly Rung[] {
+  return list === undefined ? LADDER : list.split(',').map((id) => resolveRung(id.trim()));
+}
+
 export async function runCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse('run', args, RUN_OPTIONS);
   const [inputPath, outputPath] = expectPositionals('run', positionals, ['INPUT', 'OUTPUT']) as [string, string];
