@@ -4,6 +4,7 @@
  */
 import type { Shape } from '@fa/io';
 import type { GpuContext } from './gpu-context.js';
+import type { KernelSource } from './gpu/pipeline.js';
 
 export type RungKind = 'cpu' | 'gpu';
 
@@ -17,11 +18,10 @@ export interface RunEnv {
   readonly threads: number;
 }
 
-export interface Rung {
+/** A rung as its package defines it; its ladder position comes from its place in the ladder table. */
+export interface RungDefinition {
   /** CLI key: 'seq-attention', 'fused', ... */
   readonly id: string;
-  /** Position on the ladder (1 = slowest idea). */
-  readonly index: number;
   readonly kind: RungKind;
   /** One line: what the rung is. */
   readonly title: string;
@@ -32,6 +32,14 @@ export interface Rung {
   /** Whether the rung can run `shape` here: true, or the reason it cannot. */
   supports(shape: Shape, env: RunEnv): true | string;
   prepare(env: RunEnv, shape: Shape): Promise<Runner>;
+  /** The WGSL of a GPU rung's kernels (for the docs, the ladder's header checks and diffs between rungs). */
+  readonly kernels?: readonly KernelSource[];
+}
+
+/** A rung on the ladder. */
+export interface Rung extends RungDefinition {
+  /** Position on the ladder (1 = slowest idea), from the ladder table. */
+  readonly index: number;
 }
 
 export interface RunStats {
@@ -54,7 +62,7 @@ export interface Runner {
 }
 
 /** Why a rung cannot run here at all (no GPU, missing feature), or undefined when it can. */
-export function unavailableReason(rung: Rung, env: RunEnv): string | undefined {
+export function unavailableReason(rung: RungDefinition, env: RunEnv): string | undefined {
   if (rung.kind === 'cpu') return undefined;
   if (!env.gpu) return env.gpuUnavailableReason ?? 'no GPU adapter';
   const missing = (rung.requires ?? []).filter((f) => !env.gpu?.device.features.has(f));
@@ -63,6 +71,6 @@ export function unavailableReason(rung: Rung, env: RunEnv): string | undefined {
 }
 
 /** Availability of a rung for a shape: true, or the reason it cannot run it here. */
-export function canRun(rung: Rung, shape: Shape, env: RunEnv): true | string {
+export function canRun(rung: RungDefinition, shape: Shape, env: RunEnv): true | string {
   return unavailableReason(rung, env) ?? rung.supports(shape, env);
 }

@@ -3,7 +3,7 @@
  * error beside it. A GPU or fp32 rung passes when it meets the format's 5e-3 contract and stays within 2× the
  * baseline's error (or 1e-6 absolute, whichever is larger, for cases where the baseline is nearly exact).
  */
-import { canRun, runAll, type RunEnv, type Rung } from '@fa/core';
+import { canRun, runAll, type RunEnv, type Rung, type RungDefinition } from '@fa/core';
 import { compareOutputs, formatComparison, generateInput, type Comparison } from '@fa/io';
 import { attentionOracle, seqAttention } from '@fa/reference';
 import type { ConformanceCase } from './cases.js';
@@ -29,7 +29,7 @@ export async function checkConformance(rung: Rung, testCase: ConformanceCase, en
   if (allowed !== true) return { rung: rung.id, case: testCase.name, declined: allowed, pass: true, detail: `declined: ${allowed}` };
   const input = generateInput(testCase);
   const oracle = attentionOracle(input, shape);
-  const outputOf = async (r: Rung): Promise<Float32Array> => {
+  const outputOf = async (r: RungDefinition): Promise<Float32Array> => {
     const runner = await r.prepare(env, shape);
     try {
       return (await runAll(runner, input, shape)).output;

@@ -2,13 +2,16 @@
  * The ladder: every rung in order, slowest idea first. This one array is the single source of the CLI's --impl
  * choices, the conformance suite, the benchmark and the docs index. Adding a rung = its files + one line here.
  */
-import { canRun, type RunEnv, type Rung } from '@fa/core';
+import { canRun, type RunEnv, type Rung, type RungDefinition } from '@fa/core';
 import type { Shape } from '@fa/io';
 import { fused, fusedMaxsmem, fusedSplitQ } from '@fa/fused';
 import { naive } from '@fa/naive';
 import { cpu, seqAttention, seqFlash } from '@fa/reference';
 
-export const LADDER: readonly Rung[] = [seqAttention, seqFlash, cpu, naive, fused, fusedMaxsmem, fusedSplitQ];
+/** The rungs in ladder order; a rung's number is its place here. */
+const RUNGS: readonly RungDefinition[] = [seqAttention, seqFlash, cpu, naive, fused, fusedMaxsmem, fusedSplitQ];
+
+export const LADDER: readonly Rung[] = RUNGS.map((rung, k) => ({ ...rung, index: k + 1 }));
 
 export function findRung(id: string): Rung | undefined {
   return LADDER.find((rung) => rung.id === id);

@@ -29,10 +29,3 @@ describe.each(LADDER.map((rung) => ({ rung, id: rung.id })))('rung $id', ({ rung
     expect(result.pass, result.detail).toBe(true);
   });
 });
-
-describe('the ladder table', () => {
-  it('has unique ids and consecutive indices', () => {
-    expect(new Set(LADDER.map((r) => r.id)).size).toBe(LADDER.length);
-    expect(LADDER.map((r) => r.index)).toEqual(LADDER.map((_, i) => i + 1));
-  });
-});

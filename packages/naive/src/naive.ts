@@ -13,10 +13,12 @@ import {
   type AttentionBuffers,
   type GpuContext,
   type KernelEncoder,
-  type Rung,
+  type RungDefinition,
 } from '@fa/core';
 import type { Shape } from '@fa/io';
 import source from './naive.wgsl';
+
+const NAIVE_KERNEL = { label: 'naive.wgsl', code: source };
 
 /** K/V tile rows. */
 export const NAIVE_BC = 64;
@@ -46,7 +48,7 @@ async function prepareNaive(gpu: GpuContext, shape: Shape) {
       ],
     });
     const pipelineLayout = device.createPipelineLayout({ bindGroupLayouts: [layout] });
-    const pipelines = await computePipelines(gpu, { label: 'naive.wgsl', code: source }, STEPS, { D: d, BC: NAIVE_BC, WG }, pipelineLayout);
+    const pipelines = await computePipelines(gpu, NAIVE_KERNEL, STEPS, { D: d, BC: NAIVE_BC, WG }, pipelineLayout);
     return { layout, pipelines };
   });
 
@@ -111,12 +113,12 @@ function tileParams(N: number, d: number, batches: number, Tc: number, align: nu
   return data;
 }
 
-export const naive: Rung = {
+export const naive: RungDefinition = {
   id: 'naive',
-  index: 4,
   kind: 'gpu',
   title: 'GPU, one dispatch per step of Algorithm 1, intermediates in GPU memory',
   delta: 'Moves to the GPU with one thread per element of each step: six dispatches per K/V tile, every step through GPU memory.',
+  kernels: [NAIVE_KERNEL],
   supports: (shape) => gpuHeadSizeSupport(shape),
   prepare: (env, shape) => {
     if (!env.gpu) throw new UnsupportedShapeError('naive needs a GPU');

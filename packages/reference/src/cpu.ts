@@ -6,7 +6,7 @@
 import { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import { matrixFloats, type Shape } from '@fa/io';
-import type { Rung, Runner } from '@fa/core';
+import type { RungDefinition, Runner } from '@fa/core';
 import { attendRowBlock, workerLoop, type PoolJob } from './cpu-kernel.js';
 
 const WORKER_SOURCE = `
@@ -123,9 +123,8 @@ function runOn(worker: Worker, job: PoolJob): Promise<void> {
   });
 }
 
-export const cpu: Rung = {
+export const cpu: RungDefinition = {
   id: 'cpu',
-  index: 3,
   kind: 'cpu',
   title: `Multi-threaded CPU (worker threads over batches and row blocks, ${availableParallelism()} cores here)`,
   delta: 'Spreads batches × row blocks over one worker thread per core, sharing memory, with float64 accumulation.',

@@ -7,7 +7,7 @@
  * It is the baseline every rung is measured against, for speed and for error: an fp32 rung should stay within
  * about 2× this rung's error against the float64 oracle.
  */
-import type { Rung } from '@fa/core';
+import type { RungDefinition } from '@fa/core';
 import { singleThreadRunner, type BatchKernel } from './single-thread.js';
 
 const f = Math.fround;
@@ -43,9 +43,8 @@ export const seqAttentionKernel: BatchKernel = (Q, K, V, O, { N, d }) => {
   }
 };
 
-export const seqAttention: Rung = {
+export const seqAttention: RungDefinition = {
   id: 'seq-attention',
-  index: 1,
   kind: 'cpu',
   title: 'Sequential attention on one CPU thread (float32)',
   delta: 'The starting point: a full row of N scores per query, max-subtracted softmax, then P·V.',

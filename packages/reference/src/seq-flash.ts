@@ -9,7 +9,7 @@
  * row whose scores are all very negative the "maximum" stays ≈ 0, exp(S − 0) underflows to 0 for every key, ℓ = 0,
  * and O = 0/0 = NaN (see the `negative-scores` data kind).
  */
-import type { Rung } from '@fa/core';
+import type { RungDefinition } from '@fa/core';
 import { singleThreadRunner, type BatchKernel } from './single-thread.js';
 
 const f = Math.fround;
@@ -85,9 +85,8 @@ export function seqFlashKernel({ Br, Bc }: FlashBlocks = SEQ_FLASH_BLOCKS, initi
   };
 }
 
-export const seqFlash: Rung = {
+export const seqFlash: RungDefinition = {
   id: 'seq-flash',
-  index: 2,
   kind: 'cpu',
   title: 'FlashAttention Algorithm 1 on one CPU thread (float32)',
   delta: 'Tiles K/V (outer loop) and Q (inner loop) with a running max m and sum ℓ, so no full row of scores exists.',

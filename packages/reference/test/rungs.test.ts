@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { compareOutputs, formatComparison, generateInput, matrixFloats, type DataKind, type Shape } from '@fa/io';
-import { runAll, type Rung } from '@fa/core';
+import { runAll, type RungDefinition } from '@fa/core';
 import { attentionOracle, cpu, seqAttention, seqFlash, seqFlashKernel } from '../src/index.js';
 
 const env = { threads: 2 };
 
-async function outputOf(rung: Rung, shape: Shape, input: Float32Array): Promise<Float32Array> {
+async function outputOf(rung: RungDefinition, shape: Shape, input: Float32Array): Promise<Float32Array> {
   const runner = await rung.prepare(env, shape);
   try {
     return (await runAll(runner, input, shape)).output;

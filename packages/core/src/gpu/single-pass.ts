@@ -1,0 +1,147 @@
+/**
+ * The host of every single-dispatch GPU rung. A rung describes itself (its kernel, the override constants and
+ * workgroup count for a shape and adapter, the values of its `Params` uniform, the workgroup memory it needs, the
+ * features it requires) and this module does the rest: checks the description against the kernel (bindings by name,
+ * uniform fields), compiles the pipeline, binds the buffers by name, and dispatches once per run through the shared
+ * attention runner (staging upload, readback, timestamps, error scopes).
+ */
+import { formatBytes, type Shape } from '@fa/io';
+import { UnsupportedShapeError } from '../errors.js';
+import type { GpuContext } from '../gpu-context.js';
+import type { RunEnv, RungDefinition } from '../rung.js';
+import { prepareAttentionRunner, type AttentionBuffers } from './attention-runner.js';
+import { checked } from './errors.js';
+import { computePipelines, type KernelSource } from './pipeline.js';
+import { grid2d } from './plan.js';
+import { kernelBindings, packUniforms, structFields, type UniformField } from './wgsl-reflect.js';
+
+/** How a rung runs one shape on one adapter. */
+export interface SinglePassPlan {
+  /** Values of the kernel's `override` constants. */
+  constants: Readonly<Record<string, number>>;
+  /** Bytes of workgroup memory the kernel declares with these constants (checked against the adapter's limit). */
+  workgroupBytes: number;
+  /** Workgroups of a run of `batches` batches. */
+  workgroups(batches: number): number;
+  /** Values of the kernel's `struct Params` fields for a run of `batches` batches. */
+  uniforms(batches: number): Readonly<Record<string, number>>;
+  /** Per-batch GPU buffers the kernel binds besides qkv, O and params, by binding name. */
+  scratchBytesPerBatch?: Readonly<Record<string, number>>;
+  /** One line for messages, e.g. `Br = 64, Bc = 32`. */
+  summary: string;
+}
+
+export interface SinglePassRung extends Omit<RungDefinition, 'kind' | 'supports' | 'prepare' | 'kernels'> {
+  readonly kernel: KernelSource;
+  /** The plan for `shape` on this adapter, or the reason the rung cannot run it. */
+  plan(shape: Shape, gpu: GpuContext): SinglePassPlan | string;
+}
+
+/** The resources every kernel may bind by these names: the run's input, its output and the uniform. */
+export const STANDARD_BINDINGS = ['qkv', 'O', 'params'] as const;
+
+/** A rung definition (all but its ladder position) from a single-pass description. */
+export function singlePassRung(rung: SinglePassRung): RungDefinition {
+  const planFor = (shape: Shape, env: RunEnv): SinglePassPlan | string => {
+    if (!env.gpu) return 'needs a GPU';
+    const plan = rung.plan(shape, env.gpu);
+    if (typeof plan === 'string') return plan;
+    const limit = env.gpu.report.limits.maxComputeWorkgroupStorageSize;
+    if (plan.workgroupBytes > limit) {
+      return `${plan.summary} needs ${formatBytes(plan.workgroupBytes)} of workgroup memory, over this GPU's ${formatBytes(limit)}`;
+    }
+    return plan;
+  };
+  return {
+    id: rung.id,
+    kind: 'gpu',
+    title: rung.title,
+    delta: rung.delta,
+    ...(rung.requires ? { requires: rung.requires } : {}),
+    kernels: [rung.kernel],
+    supports: (shape, env) => {
+      const plan = planFor(shape, env);
+      return typeof plan === 'string' ? plan : true;
+    },
+    prepare: (env, shape) => {
+      const plan = planFor(shape, env);
+      if (typeof plan === 'string' || !env.gpu) throw new UnsupportedShapeError(`${rung.id}: ${typeof plan === 'string' ? plan : 'needs a GPU'}`);
+      return prepareSinglePass(rung, env.gpu, shape, plan);
+    },
+  };
+}
+
+/** Checks that the kernel binds exactly the resources the host provides, by name. */
+export function checkBindings(rung: string, kernel: KernelSource, provided: readonly string[]): void {
+  const declared = kernelBindings(kernel.code).map((b) => b.name);
+  const unbound = declared.filter((name) => !provided.includes(name));
+  const unused = provided.filter((name) => !declared.includes(name));
+  if (unbound.length > 0 || unused.length > 0) {
+    const parts = [
+      unbound.length > 0 ? `${kernel.label} binds ${unbound.join(', ')}, which the host does not provide` : '',
+      unused.length > 0 ? `the host provides ${unused.join(', ')}, which ${kernel.label} does not bind` : '',
+    ].filter((p) => p.length > 0);
+    throw new Error(`${rung}: ${parts.join('; ')}`);
+  }
+}
+
+/** The kernel's uniform fields, checked against the values the plan gives. */
+export function checkUniforms(rung: string, kernel: KernelSource, values: Readonly<Record<string, number>>): UniformField[] {
+  const fields = structFields(kernel.code, 'Params') ?? [];
+  const missing = fields.filter((f) => values[f.name] === undefined).map((f) => f.name);
+  const extra = Object.keys(values).filter((name) => !fields.some((f) => f.name === name));
+  if (missing.length > 0 || extra.length > 0) {
+    throw new Error(
+      `${rung}: uniforms disagree with struct Params of ${kernel.label}` +
+        (missing.length > 0 ? `; no value for ${missing.join(', ')}` : '') +
+        (extra.length > 0 ? `; no field for ${extra.join(', ')}` : ''),
+    );
+  }
+  return fields;
+}
+
+async function prepareSinglePass(rung: SinglePassRung, gpu: GpuContext, shape: Shape, plan: SinglePassPlan) {
+  const { device } = gpu;
+  const scratchNames = Object.keys(plan.scratchBytesPerBatch ?? {});
+  const fields = checkUniforms(rung.id, rung.kernel, plan.uniforms(1));
+  const provided = [...STANDARD_BINDINGS.filter((name) => name !== 'params' || fields.length > 0), ...scratchNames];
+  checkBindings(rung.id, rung.kernel, provided);
+  const { main: pipeline } = await checked(gpu, `compiling ${rung.id} (${plan.summary}, d = ${shape.d})`, () =>
+    computePipelines(gpu, rung.kernel, ['main'], { ...plan.constants }),
+  );
+  const bindings = kernelBindings(rung.kernel.code);
+  return prepareAttentionRunner(gpu, shape, rung.id, {
+    scratchBytesPerBatch: plan.scratchBytesPerBatch ?? {},
+    bind(buffers: AttentionBuffers) {
+      const params = device.createBuffer({
+        label: `${rung.id} params`,
+        size: Math.max(16, Math.ceil((fields.length * 4) / 16) * 16),
+        usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
+      });
+      const resources: Record<string, GPUBuffer> = { qkv: buffers.qkv, O: buffers.O, params, ...buffers.scratch };
+      const group = device.createBindGroup({
+        label: rung.id,
+        layout: pipeline.getBindGroupLayout(0),
+        entries: bindings.map(({ binding, name }) => ({ binding, resource: { buffer: resources[name] as GPUBuffer } })),
+      });
+      let writtenFor = 0;
+      return {
+        encode(encoder, batches, timer) {
+          if (writtenFor !== batches) {
+            device.queue.writeBuffer(params, 0, packUniforms(fields, plan.uniforms(batches)));
+            writtenFor = batches;
+          }
+          const pass = encoder.beginComputePass({ label: rung.id, timestampWrites: timer.writes(true, true) });
+          pass.setPipeline(pipeline);
+          pass.setBindGroup(0, group);
+          const [x, y] = grid2d(gpu, plan.workgroups(batches));
+          pass.dispatchWorkgroups(x, y);
+          pass.end();
+        },
+        destroy() {
+          params.destroy();
+        },
+      };
+    },
+  });
+}

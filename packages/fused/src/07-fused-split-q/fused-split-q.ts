@@ -1,0 +1,31 @@
+/**
+ * Rung 7, fused-split-q: one workgroup per (batch, query tile), loops swapped (fused-split-q.wgsl, a copy of
+ * fused.wgsl): O_i, ℓ_i and m_i stay in workgroup memory, so the plan binds no ℓ and m buffers.
+ */
+import { formatBytes, type Shape } from '@fa/io';
+import { gpuHeadSizeSupport, singlePassRung, type GpuContext } from '@fa/core';
+import { FUSED_WG, largestTiles, splitQStorageBytes } from '../tiles.js';
+import code from './fused-split-q.wgsl';
+
+export const fusedSplitQ = singlePassRung({
+  id: 'fused-split-q',
+  title: 'GPU, one workgroup per (batch, Q tile), loops swapped: O, ℓ, m stay on chip',
+  delta: 'Launches B·Tr workgroups instead of B and keeps O_i, ℓ_i, m_i in workgroup memory, written once at the end.',
+  kernel: { label: 'fused-split-q.wgsl', code },
+  plan: (shape: Shape, gpu: GpuContext) => {
+    const head = gpuHeadSizeSupport(shape);
+    if (head !== true) return head;
+    const { N, d } = shape;
+    const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
+    const tiles = largestTiles(limit, d, N, splitQStorageBytes);
+    if (!tiles) return `tiles for d = ${d} need ${formatBytes(splitQStorageBytes(d, { BR: 1, BC: 1 }))} of workgroup memory, over this GPU's ${formatBytes(limit)}`;
+    const Tr = Math.ceil(N / tiles.BR);
+    return {
+      constants: { D: d, BR: tiles.BR, BC: tiles.BC, WG: FUSED_WG },
+      workgroupBytes: splitQStorageBytes(d, tiles),
+      workgroups: (batches) => batches * Tr,
+      uniforms: (batches) => ({ N, batches, scale: 1 / Math.sqrt(d) }),
+      summary: `Br = ${tiles.BR}, Bc = ${tiles.BC}`,
+    };
+  },
+});
