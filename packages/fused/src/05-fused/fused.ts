@@ -2,7 +2,7 @@
  * Rung 5, fused: Algorithm 1 in one kernel (fused.wgsl), fixed 16 × 16 tiles, one workgroup per batch, O, ℓ and m in
  * GPU memory between tiles.
  */
-import { gpuHeadSizeSupport, singlePassRung, type GpuContext, type SinglePassPlan } from '@fa/core';
+import { gpuHeadSizeSupport, singlePassRung, type SinglePassPlan } from '@fa/core';
 import type { Shape } from '@fa/io';
 import { FIXED_TILES, FUSED_WG, fusedStorageBytes, type Tiles } from '../tiles.js';
 import code from './fused.wgsl';
@@ -26,7 +26,7 @@ export const fused = singlePassRung({
   title: 'GPU, Algorithm 1 fused into one kernel: K/V tile outer, Q tile inner, one workgroup per batch',
   delta: 'Fuses the six steps into one kernel with tiles in workgroup memory; S and P never touch GPU memory.',
   kernel: FUSED_KERNEL,
-  plan: (shape: Shape, _gpu: GpuContext) => {
+  plan: (shape: Shape) => {
     const head = gpuHeadSizeSupport(shape);
     return head === true ? fusedPlan(shape, FIXED_TILES) : head;
   },
