@@ -6,10 +6,11 @@ import { canRun, type RunEnv, type Rung, type RungDefinition } from '@fa/core';
 import type { Shape } from '@fa/io';
 import { fused, fusedMaxsmem, fusedSplitQ } from '@fa/fused';
 import { naive } from '@fa/naive';
+import { restructure, vec4 } from '@fa/optimized';
 import { cpu, seqAttention, seqFlash } from '@fa/reference';
 
 /** The rungs in ladder order; a rung's number is its place here. */
-const RUNGS: readonly RungDefinition[] = [seqAttention, seqFlash, cpu, naive, fused, fusedMaxsmem, fusedSplitQ];
+const RUNGS: readonly RungDefinition[] = [seqAttention, seqFlash, cpu, naive, fused, fusedMaxsmem, fusedSplitQ, vec4, restructure];
 
 export const LADDER: readonly Rung[] = RUNGS.map((rung, k) => ({ ...rung, index: k + 1 }));
 

@@ -1,1 +1,3 @@
 // The optimized rungs, one folder each (NN-id/{id.wgsl, id.ts}); their order on the ladder is the ladder table's.
+export { vec4 } from './08-vec4/vec4.js';
+export { restructure } from './09-restructure/restructure.js';

@@ -1,0 +1,155 @@
+// Rung 9 — restructure: invariant work hoisted out of the loops; scale folded into Q_i; no / or % in any loop.
+//
+// Changed from vec4 (rung 8): the same tiles, the same work per invocation, less arithmetic around it.
+// - The 1/√d scale is multiplied into Q_i once, when it is loaded, instead of into every score of every tile.
+// - Each invocation's place in the tile is computed once, before any loop: in the row-wise loops (loads, O update,
+//   O write) it is column tx = t mod D/4 of rows ty, ty + RS, ty + 2·RS, … (RS = WG / (D/4) rows at a time); in
+//   the S loop it is key sc = t mod Bc of rows sr, sr + SRS, … (SRS = WG / Bc). Rung 8 divided and took the
+//   remainder of a flat index for every element of every loop.
+// - Row bases (of Q_i, K_j, V_j, O_i in memory and of S and V_j in the inner loops) and tile bounds (rows of Q_i
+//   inside N, keys of K_j inside N) are computed once per workgroup or per tile; the inner loops step pointers.
+// - A lane whose key is past N writes its masked scores without computing them.
+//
+// Why it should be faster: the inner loops keep only the loads and the math. In rung 8 each element of S cost two
+// integer divisions (by Bc) and each row of the load and O loops two more (by D/4): on a GPU an integer division by
+// a value the compiler does not know at the time it compiles is ~20 instructions, and the 1/√d multiply was one per
+// score per tile. The lanes a grid leaves over (WG mod D/4, WG mod Bc) sit out: at most a few of 128.
+
+override D: u32;
+override BR: u32;
+override BC: u32;
+override WG: u32 = 128u;
+override D4: u32 = D / 4u;
+override RS: u32 = WG / D4;    // rows a row-wise loop covers at a time (D/4 lanes each)
+override SRS: u32 = WG / BC;   // rows the S loop covers at a time (Bc lanes each)
+
+struct Params {
+  N: u32,
+  batches: u32,
+  scale: f32,  // 1/√d
+}
+
+@group(0) @binding(0) var<storage, read> qkv: array<vec4<f32>>;       // per batch: Q, K, V, each N × d
+@group(0) @binding(1) var<storage, read_write> O: array<vec4<f32>>;   // batches × N × d
+@group(0) @binding(2) var<uniform> params: Params;
+
+var<workgroup> Kj: array<vec4<f32>, BC * D4>;
+var<workgroup> Vj: array<vec4<f32>, BC * D4>;
+var<workgroup> Qi: array<vec4<f32>, BR * D4>;   // Q_i · scale
+var<workgroup> S: array<f32, BR * BC>;   // S_ij, then P̃_ij
+var<workgroup> Oi: array<vec4<f32>, BR * D4>;   // O_i, on chip from start to end
+var<workgroup> mi: array<f32, BR>;       // m_i
+var<workgroup> li: array<f32, BR>;       // ℓ_i
+var<workgroup> oldWeight: array<f32, BR>;  // ℓ_i e^(m_i − m_new) / ℓ_new: weight of the old O_i
+var<workgroup> newWeight: array<f32, BR>;  // e^(m̃_ij − m_new) / ℓ_new: weight of P̃_ij V_j
+
+const LOWEST: f32 = -3.0e38;  // stands for −∞
+const IDLE: u32 = 0xffffffffu;  // the first row of a lane left over by a grid: past every tile
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
+        @builtin(local_invocation_index) t: u32) {
+  let N = params.N;
+  let Tc = (N + BC - 1u) / BC;
+  let Tr = (N + BR - 1u) / BR;
+  let w = wid.y * nwg.x + wid.x;               // one workgroup per (batch, query tile)
+  let b = w / Tr;
+  let i = w % Tr;
+  if (b >= params.batches) { return; }
+  let q0 = b * 3u * N * D4;                    // Q of batch b, in vec4s
+  let k0 = q0 + N * D4;                        // K
+  let v0 = k0 + N * D4;                        // V
+  let qTile = q0 + i * BR * D4;                // Q_i in memory
+  let oTile = (b * N + i * BR) * D4;           // O_i in memory
+  let rows = min(BR, N - i * BR);              // rows of Q_i inside N
+
+  // This invocation's place in the row-wise loops and in the S loop, computed once.
+  let tx = t % D4;
+  let ty = select(IDLE, t / D4, t < RS * D4);
+  let sc = t % BC;
+  let sr = select(IDLE, t / BC, t < SRS * BC);
+
+  // Load Q_i · scale once; O_i = 0, ℓ_i = 0, m_i = −∞ on chip.
+  for (var r = ty; r < BR; r += RS) {
+    var q = vec4<f32>(0.0);
+    if (r < rows) { q = qkv[qTile + r * D4 + tx] * params.scale; }
+    Qi[r * D4 + tx] = q;
+    Oi[r * D4 + tx] = vec4<f32>(0.0);
+  }
+  if (t < BR) {
+    mi[t] = LOWEST;
+    li[t] = 0.0;
+  }
+
+  for (var j = 0u; j < Tc; j++) {
+    workgroupBarrier();  // everyone is done with the previous K_j, V_j
+    // Load K_j, V_j (rows past N read as 0; their scores are masked below).
+    let cols = min(BC, N - j * BC);            // keys of K_j inside N
+    let kTile = k0 + j * BC * D4;
+    let vTile = v0 + j * BC * D4;
+    for (var r = ty; r < BC; r += RS) {
+      var k = vec4<f32>(0.0);
+      var v = vec4<f32>(0.0);
+      if (r < cols) {
+        k = qkv[kTile + r * D4 + tx];
+        v = qkv[vTile + r * D4 + tx];
+      }
+      Kj[r * D4 + tx] = k;
+      Vj[r * D4 + tx] = v;
+    }
+    workgroupBarrier();
+
+    // S_ij = (Q_i · scale) K_jᵀ
+    let kRow = sc * D4;
+    for (var r = sr; r < BR; r += SRS) {
+      var s = LOWEST;
+      if (sc < cols) {
+        let qRow = r * D4;
+        var dot4 = 0.0;
+        for (var x = 0u; x < D4; x++) { dot4 += dot(Qi[qRow + x], Kj[kRow + x]); }
+        s = dot4;
+      }
+      S[r * BC + sc] = s;
+    }
+    workgroupBarrier();
+
+    // One thread per row: m̃_ij, P̃_ij, ℓ̃_ij, then m_new and ℓ_new, all on chip.
+    if (t < BR) {
+      let sRow = t * BC;
+      var mTilde = LOWEST;
+      for (var c = 0u; c < cols; c++) { mTilde = max(mTilde, S[sRow + c]); }
+      var lTilde = 0.0;
+      for (var c = 0u; c < BC; c++) {
+        let p = exp(S[sRow + c] - mTilde);
+        S[sRow + c] = p;
+        lTilde += p;
+      }
+      let mNew = max(mi[t], mTilde);
+      let alpha = exp(mi[t] - mNew);
+      let beta = exp(mTilde - mNew);
+      let lNew = alpha * li[t] + beta * lTilde;
+      oldWeight[t] = li[t] * alpha / lNew;
+      newWeight[t] = beta / lNew;
+      mi[t] = mNew;
+      li[t] = lNew;
+    }
+    workgroupBarrier();
+
+    // O_i = diag(ℓ_new)⁻¹ (diag(ℓ_i) e^(m_i − m_new) O_i + e^(m̃_ij − m_new) P̃_ij V_j), on chip.
+    for (var r = ty; r < BR; r += RS) {
+      let sRow = r * BC;
+      var pv = vec4<f32>(0.0);
+      var v = tx;                              // V_j[c, tx], stepping one row of V_j at a time
+      for (var c = 0u; c < cols; c++) {
+        pv += S[sRow + c] * Vj[v];
+        v += D4;
+      }
+      let e = r * D4 + tx;
+      Oi[e] = oldWeight[r] * Oi[e] + newWeight[r] * pv;
+    }
+  }
+  workgroupBarrier();
+
+  // Write O_i once.
+  for (var r = ty; r < rows; r += RS) { O[oTile + r * D4 + tx] = Oi[r * D4 + tx]; }
+}
