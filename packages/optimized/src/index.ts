@@ -1,3 +1,4 @@
 // The optimized rungs, one folder each (NN-id/{id.wgsl, id.ts}); their order on the ladder is the ladder table's.
 export { vec4 } from './08-vec4/vec4.js';
 export { restructure } from './09-restructure/restructure.js';
+export { coalesced } from './10-coalesced/coalesced.js';

@@ -14,6 +14,8 @@
 // integer divisions (by Bc) and each row of the load and O loops two more (by D/4): on a GPU an integer division by
 // a value the compiler does not know at the time it compiles is ~20 instructions, and the 1/√d multiply was one per
 // score per tile. The lanes a grid leaves over (WG mod D/4, WG mod Bc) sit out: at most a few of 128.
+//
+// Tile sizes are override constants: Br query rows, Bc key rows, D the head size (D4 = D/4 vec4s per row).
 
 override D: u32;
 override BR: u32;
