@@ -2,3 +2,4 @@
 export { vec4 } from './08-vec4/vec4.js';
 export { restructure } from './09-restructure/restructure.js';
 export { coalesced } from './10-coalesced/coalesced.js';
+export { lmRegisters } from './11-lm-registers/lm-registers.js';
