@@ -3,3 +3,4 @@ export { vec4 } from './08-vec4/vec4.js';
 export { restructure } from './09-restructure/restructure.js';
 export { coalesced } from './10-coalesced/coalesced.js';
 export { lmRegisters } from './11-lm-registers/lm-registers.js';
+export { bankFree } from './12-bank-free/bank-free.js';
