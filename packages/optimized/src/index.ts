@@ -4,3 +4,4 @@ export { restructure } from './09-restructure/restructure.js';
 export { coalesced } from './10-coalesced/coalesced.js';
 export { lmRegisters } from './11-lm-registers/lm-registers.js';
 export { bankFree } from './12-bank-free/bank-free.js';
+export { qRegisters } from './13-q-registers/q-registers.js';

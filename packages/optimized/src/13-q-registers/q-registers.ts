@@ -1,0 +1,56 @@
+/**
+ * Rung 13, q-registers: rung 12's kernel with each invocation's query row and O row in registers
+ * (q-registers.wgsl, a copy of bank-free.wgsl). Workgroup memory holds only K_jᵀ, V_j and S, so Br is fixed at
+ * 64 rows (balanced over N) and Bc is the largest that fits beside it, up to 64.
+ */
+import { formatBytes, type Shape } from '@fa/io';
+import { gpuHeadSizeSupport, singlePassRung, type GpuContext } from '@fa/core';
+import type { Tiles } from '@fa/fused';
+import { workgroupBytes } from '../11-lm-registers/lm-registers.js';
+import code from './q-registers.wgsl';
+
+/** Query rows per workgroup: one invocation each, two warps of 32. */
+export const Q_REGISTERS_ROWS = 64;
+/** The most keys per tile. */
+export const Q_REGISTERS_MAX_KEYS = 64;
+
+/** q-registers.wgsl: K_jᵀ (d/4 rows of Bc|1 vec4s), V_j (Bc × d), S (Bc × Br). */
+export function qRegistersStorageBytes(d: number, { BR, BC }: Tiles): number {
+  return workgroupBytes(d * (BC | 1), BC * d, BC * BR);
+}
+
+/** n split into ⌈n/most⌉ tiles of equal size (the last no smaller than the rest by more than one). */
+const balanced = (n: number, most: number): number => Math.ceil(n / Math.ceil(n / most));
+
+/** Br = 64 rows balanced over N; Bc the most keys (up to 64, balanced over N) that fit `limit` beside them. */
+export function qRegistersTiles(limit: number, d: number, N: number): Tiles | undefined {
+  const BR = balanced(N, Q_REGISTERS_ROWS);
+  for (let BC = Math.min(Q_REGISTERS_MAX_KEYS, N); BC >= 1; BC--) {
+    if (qRegistersStorageBytes(d, { BR, BC }) <= limit) return { BR, BC: balanced(N, BC) };
+  }
+  return undefined;
+}
+
+export const qRegisters = singlePassRung({
+  id: 'q-registers',
+  title: 'GPU, bank-free with each query row and its O row in registers: Br = 64 rows per workgroup',
+  delta: 'Keeps each invocation’s q row and O accumulator in registers, so workgroup memory holds only K_jᵀ, V_j, S and Br is 64.',
+  kernel: { label: 'q-registers.wgsl', code },
+  plan: (shape: Shape, gpu: GpuContext) => {
+    const head = gpuHeadSizeSupport(shape);
+    if (head !== true) return head;
+    const { N, d } = shape;
+    const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
+    const tiles = qRegistersTiles(limit, d, N);
+    if (!tiles) return `tiles for d = ${d} need ${formatBytes(qRegistersStorageBytes(d, { BR: balanced(N, Q_REGISTERS_ROWS), BC: 1 }))} of workgroup memory, over this GPU's ${formatBytes(limit)}`;
+    const Tr = Math.ceil(N / tiles.BR);
+    const WG = Math.max(tiles.BR, d / 4);
+    return {
+      constants: { D: d, BR: tiles.BR, BC: tiles.BC, WG },
+      workgroupBytes: qRegistersStorageBytes(d, tiles),
+      workgroups: (batches) => batches * Tr,
+      uniforms: (batches) => ({ N, batches, scale: 1 / Math.sqrt(d) }),
+      summary: `Br = ${tiles.BR}, Bc = ${tiles.BC}, ${WG} invocations`,
+    };
+  },
+});
