@@ -57,6 +57,13 @@ export interface Runner {
    * `output` receives O per batch (batches·N·d floats).
    */
   run(input: Float32Array, batches: number, output: Float32Array): Promise<RunStats>;
+  /**
+   * GPU rungs: runs the kernel again on the input of the last `run` (`batches` batches), `warmups` times untimed and
+   * then `repeats` times back to back, each timed on its own; returns the milliseconds of each timed repeat, or
+   * undefined without timestamps. This is the steady-state kernel time (the GPU at its working clock), as PyTorch's
+   * benchmarks measure it; `run` times one cold dispatch between uploads.
+   */
+  timeKernel?(batches: number, warmups: number, repeats: number): Promise<number[] | undefined>;
   /** Frees buffers, pipelines and threads. */
   dispose(): Promise<void>;
 }

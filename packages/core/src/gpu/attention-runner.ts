@@ -101,6 +101,26 @@ class AttentionRunner implements Runner {
     });
   }
 
+  async timeKernel(batches: number, warmups: number, repeats: number): Promise<number[] | undefined> {
+    if (!this.gpu.hasTimestamps) return undefined;
+    const { encoderOf } = this.parts;
+    return checked(this.gpu, `timing ${this.rung} on ${batches} batches of ${formatShape(this.shape)}`, async () => {
+      const timer = new PassTimer(this.gpu, repeats);
+      try {
+        const encoder = this.gpu.device.createCommandEncoder({ label: `${this.rung} timing` });
+        for (let k = 0; k < warmups + repeats; k++) {
+          timer.select(k < warmups ? undefined : k - warmups);
+          encoderOf.encode(encoder, batches, timer);
+        }
+        timer.resolve(encoder);
+        this.gpu.device.queue.submit([encoder.finish()]);
+        return await timer.readAll();
+      } finally {
+        timer.destroy();
+      }
+    });
+  }
+
   dispose(): Promise<void> {
     const { upload, readback, timer, encoderOf, owned } = this.parts;
     encoderOf.destroy?.();

@@ -1,0 +1,25 @@
+/**
+ * Rung 15, prefetch: rung 14's kernel with the next K/V tile loaded into registers while the current one computes
+ * (prefetch.wgsl). Same tiles and plan as rung 14.
+ */
+import type { Shape } from '@fa/io';
+import { gpuHeadSizeSupport, singlePassRung, type GpuContext } from '@fa/core';
+import { registerTilesFor, registerTilesPlan, registerTilesProblem } from '../14-register-tiles/register-tiles.js';
+import code from './prefetch.wgsl';
+
+export const PREFETCH_KERNEL = { label: 'prefetch.wgsl', code };
+
+export const prefetch = singlePassRung({
+  id: 'prefetch',
+  title: 'GPU, register tiling with the next K/V tile prefetched into registers during the current tile',
+  delta: 'Issues the global loads of tile j + 1 before computing tile j, so their latency hides behind the S and P̃V loops.',
+  requires: ['subgroups'],
+  kernel: PREFETCH_KERNEL,
+  plan: (shape: Shape, gpu: GpuContext) => {
+    const head = gpuHeadSizeSupport(shape);
+    if (head !== true) return head;
+    const tiles = registerTilesFor(shape, gpu);
+    if (typeof tiles === 'string') return tiles;
+    return registerTilesProblem(shape.d, tiles) ?? registerTilesPlan(shape, tiles);
+  },
+});
