@@ -1,7 +1,8 @@
 /**
- * Rung 13, q-registers: rung 12's kernel with each invocation's query row and O row in registers
- * (q-registers.wgsl, a copy of bank-free.wgsl). Workgroup memory holds only K_jᵀ, V_j and S, so Br is fixed at
- * 64 rows (balanced over N) and Bc is the largest that fits beside it, up to 64.
+ * Rung 13, q-registers: rung 12's kernel with each invocation's query row, scores and O row in registers
+ * (q-registers.wgsl, a copy of bank-free.wgsl). Workgroup memory holds only K_jᵀ and V_j, so it no longer sets Br:
+ * 64 query rows per workgroup and 32 keys per tile (each balanced over N), fewer keys where d is so large that
+ * K_jᵀ and V_j would not fit.
  */
 import { formatBytes, type Shape } from '@fa/io';
 import { gpuHeadSizeSupport, singlePassRung, type GpuContext } from '@fa/core';
@@ -11,18 +12,21 @@ import code from './q-registers.wgsl';
 
 /** Query rows per workgroup: one invocation each, two warps of 32. */
 export const Q_REGISTERS_ROWS = 64;
-/** The most keys per tile. */
-export const Q_REGISTERS_MAX_KEYS = 64;
+/**
+ * Keys per tile: each is a register of every invocation (its score) and 2·d floats of workgroup memory, so more
+ * keys mean fewer barriers per key but fewer warps per SM. At most 64, the size of the kernel's score array.
+ */
+export const Q_REGISTERS_MAX_KEYS = 32;
 
-/** q-registers.wgsl: K_jᵀ (d/4 rows of Bc|1 vec4s), V_j (Bc × d), S (Bc × Br). */
-export function qRegistersStorageBytes(d: number, { BR, BC }: Tiles): number {
-  return workgroupBytes(d * (BC | 1), BC * d, BC * BR);
+/** q-registers.wgsl: K_jᵀ (d/4 rows of Bc|1 vec4s) and V_j (Bc × d); Br takes none. */
+export function qRegistersStorageBytes(d: number, { BC }: Tiles): number {
+  return workgroupBytes(d * (BC | 1), BC * d);
 }
 
 /** n split into ⌈n/most⌉ tiles of equal size (the last no smaller than the rest by more than one). */
 const balanced = (n: number, most: number): number => Math.ceil(n / Math.ceil(n / most));
 
-/** Br = 64 rows balanced over N; Bc the most keys (up to 64, balanced over N) that fit `limit` beside them. */
+/** Br = 64 rows balanced over N; Bc the most keys (up to Q_REGISTERS_MAX_KEYS, balanced over N) that fit `limit`. */
 export function qRegistersTiles(limit: number, d: number, N: number): Tiles | undefined {
   const BR = balanced(N, Q_REGISTERS_ROWS);
   for (let BC = Math.min(Q_REGISTERS_MAX_KEYS, N); BC >= 1; BC--) {
@@ -33,8 +37,8 @@ export function qRegistersTiles(limit: number, d: number, N: number): Tiles | un
 
 export const qRegisters = singlePassRung({
   id: 'q-registers',
-  title: 'GPU, bank-free with each query row and its O row in registers: Br = 64 rows per workgroup',
-  delta: 'Keeps each invocation’s q row and O accumulator in registers, so workgroup memory holds only K_jᵀ, V_j, S and Br is 64.',
+  title: 'GPU, bank-free with each query row, its scores and its O row in registers: 64 rows per workgroup',
+  delta: 'Keeps each invocation’s q row, scores and O accumulator in registers, so workgroup memory holds only K_jᵀ and V_j and Br is 64.',
   kernel: { label: 'q-registers.wgsl', code },
   plan: (shape: Shape, gpu: GpuContext) => {
     const head = gpuHeadSizeSupport(shape);

@@ -1,21 +1,22 @@
-// Rung 13 — q-registers: each invocation keeps its query row and its O row in registers; only K_j, V_j, S on chip.
+// Rung 13 — q-registers: each invocation keeps its query row, its scores and its O row in registers.
 //
 // Changed from bank-free (rung 12): since rung 11 each invocation owns one query row from start to end, so its row
-// of Q_i (times 1/√d) and its row of O_i need not be shared: they move from workgroup memory to registers (arrays
-// of d/4 vec4s; WGSL sizes function arrays with constants, so they are declared for d = 128 and used up to d/4).
-// The O update turns around to suit an accumulator in registers: the row is scaled by its old weight once, then
-// each key c adds (new weight · P̃[c]) · V_j[c] to all d/4 vec4s at once, so each P̃[c] is read once (rung 12 read it
-// d/4 times) and the d/4 accumulators are independent chains of multiply-adds instead of one.
-// Workgroup memory now holds only K_jᵀ, V_j and S, so it no longer limits Br: a workgroup is Br = 64 rows (64
-// invocations, two warps), and Bc is set by what is left. Q is read once and O written once, by their owners.
+// of Q_i (times 1/√d), its row of S_ij and its row of O_i need not be shared: they move from workgroup memory to
+// registers (arrays of d/4 vec4s and of Bc floats; WGSL sizes function arrays with constants, so they are declared
+// for d = 128 and Bc = 64 and used up to d/4 and Bc). Workgroup memory holds only K_jᵀ and V_j.
+// The loops turn around to suit registers: the scores are Bc independent sums, each vec4 of q multiplied with the
+// same vec4 of every key of the tile in turn; all loops run to the constants D/4 and Bc (keys past N are masked
+// after the dot products), so the compiler can unroll them and keep every array in registers. The O update scales
+// the row by its old weight once, then adds each key's (new weight · P̃[c]) · V_j[c] to all d/4 vec4s at once.
+// Workgroup memory no longer limits Br: a workgroup is Br = 64 rows (64 invocations, two warps); Bc is 32 keys.
 //
-// Why it should be faster: per key and vec4 of the head, the S loop now reads one operand from workgroup memory
-// (K_jᵀ, a broadcast) instead of two, and the O update one (V_j, a broadcast) instead of reading P̃ d/4 times and
-// reading and writing O_i every tile: workgroup-memory traffic per multiply-add roughly halves, and it was the
-// bound. Br no longer shrinks as d grows (rung 12: 40-odd rows at d = 64 on an H100, 20-odd at d = 128), so K_j
-// and V_j, loaded once per tile, serve 64 rows: global and workgroup loads per FMA fall in proportion. The cost is
-// registers: 2·d floats per invocation for q and o (128 at d = 64, 256 at d = 128, where the compiler may spill),
-// which limits how many warps an SM keeps.
+// Why it should be faster: per multiply-add of the S loop, one operand comes from workgroup memory (K_jᵀ, a
+// broadcast) instead of two, and the O update reads only V_j (a broadcast), not P̃ d/4 times nor O_i every tile:
+// workgroup loads per FMA halve, and they were the bound. Each invocation now has Bc (scores) and d/4 (O)
+// independent chains of multiply-adds instead of one, so it keeps the FMA pipes busy with fewer warps. K_j and V_j,
+// loaded once per tile, serve 64 rows instead of 40-odd (d = 64), 22 (d = 128). The cost is registers: 2·d + Bc
+// floats per invocation for q, o and s (160 at d = 64; 288 at d = 128, more than the 255 an NVIDIA thread can
+// have, so the compiler spills), which bounds the warps an SM keeps.
 //
 // Tile sizes are override constants: Br query rows, Bc key rows, D the head size (D4 = D/4 vec4s per row).
 
@@ -25,7 +26,7 @@ override BC: u32;
 override WG: u32 = 128u;
 override D4: u32 = D / 4u;
 override RS: u32 = WG / D4;    // rows a row-wise loop covers at a time (D/4 lanes each)
-override KS: u32 = BC | 1u;    // row stride of K_jᵀ in vec4s: odd, so 8 neighbouring lanes hit 8 bank slots
+override KS: u32 = BC | 1u;    // row stride of K_jᵀ in vec4s: odd, so the load's 8 neighbouring lanes hit 8 bank slots
 
 struct Params {
   N: u32,
@@ -39,10 +40,10 @@ struct Params {
 
 var<workgroup> KjT: array<vec4<f32>, D4 * KS>;   // K_jᵀ: vec4 x of key c at x·KS + c
 var<workgroup> Vj: array<vec4<f32>, BC * D4>;
-var<workgroup> S: array<f32, BC * BR>;   // S_ij, then P̃_ij, transposed: S[c·Br + r]
 
 const LOWEST: f32 = -3.0e38;  // stands for −∞
 const MAX_D4: u32 = 32u;       // register rows are declared for d = 128, the largest head size of the GPU rungs
+const MAX_BC: u32 = 64u;       // and the register row of scores for Bc = 64, the most keys per tile
 const IDLE: u32 = 0xffffffffu;  // the first row of a lane left over by a grid: past every tile
 
 @compute @workgroup_size(WG)
@@ -97,24 +98,23 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     workgroupBarrier();
 
     if (t < BR) {
-      // Its row of S_ij = (q · scale) K_jᵀ, keys inside N only, and its maximum m̃_ij as it goes.
-      var mTilde = LOWEST;
-      for (var c = 0u; c < cols; c++) {
-        var dot4 = 0.0;
-        var k = c;                             // K_jᵀ[x, c], stepping one (padded) row of K_jᵀ at a time
-        for (var x = 0u; x < D4; x++) {
-          dot4 += dot(q[x], KjT[k]);
-          k += KS;
-        }
-        S[c * BR + t] = dot4;
-        mTilde = max(mTilde, dot4);
+      // Its row of S_ij = (q · scale) K_jᵀ in registers: Bc independent sums, one vec4 of the head at a time.
+      var s: array<f32, MAX_BC>;
+      for (var c = 0u; c < BC; c++) { s[c] = 0.0; }
+      for (var x = 0u; x < D4; x++) {
+        let qx = q[x];
+        let k = x * KS;                        // row x of K_jᵀ
+        for (var c = 0u; c < BC; c++) { s[c] += dot(qx, KjT[k + c]); }
       }
-      // P̃_ij and ℓ̃_ij, then m_new and ℓ_new, in registers.
+      var mTilde = LOWEST;
+      for (var c = 0u; c < BC; c++) {
+        if (c < cols) { mTilde = max(mTilde, s[c]); }
+      }
+      // P̃_ij and ℓ̃_ij (keys past N weigh 0), then m_new and ℓ_new, in registers.
       var lTilde = 0.0;
-      for (var c = 0u; c < cols; c++) {
-        let p = exp(S[c * BR + t] - mTilde);
-        S[c * BR + t] = p;
-        lTilde += p;
+      for (var c = 0u; c < BC; c++) {
+        s[c] = select(0.0, exp(s[c] - mTilde), c < cols);
+        lTilde += s[c];
       }
       let mNew = max(m, mTilde);
       let alpha = exp(m - mNew);
@@ -128,13 +128,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
       // Its row o = diag(ℓ_new)⁻¹ (diag(ℓ_i) e^(m_i − m_new) o + e^(m̃_ij − m_new) P̃_ij V_j), in registers:
       // the old row scaled once, then each key's P̃ times its row of V_j added to every vec4 of o.
       for (var x = 0u; x < D4; x++) { o[x] *= oldWeight; }
-      var v = 0u;                              // V_j[c, 0], stepping one row of V_j at a time
-      var p = t;                               // P̃_ij[t, c] at c·Br + t, stepping one column at a time
-      for (var c = 0u; c < cols; c++) {
-        let weighted = newWeight * S[p];
+      for (var c = 0u; c < BC; c++) {
+        let weighted = newWeight * s[c];
+        let v = c * D4;                        // row c of V_j
         for (var x = 0u; x < D4; x++) { o[x] += weighted * Vj[v + x]; }
-        v += D4;
-        p += BR;
       }
     }
   }
