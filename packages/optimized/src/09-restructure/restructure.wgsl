@@ -10,10 +10,11 @@
 //   inside N, keys of K_j inside N) are computed once per workgroup or per tile; the inner loops step pointers.
 // - A lane whose key is past N writes its masked scores without computing them.
 //
-// Why it should be faster: the inner loops keep only the loads and the math. In rung 8 each element of S cost two
-// integer divisions (by Bc) and each row of the load and O loops two more (by D/4): on a GPU an integer division by
-// a value the compiler does not know at the time it compiles is ~20 instructions, and the 1/√d multiply was one per
-// score per tile. The lanes a grid leaves over (WG mod D/4, WG mod Bc) sit out: at most a few of 128.
+// Why it should be faster: the loops keep only the loads and the math. In rung 8 each element of S cost an integer
+// division and a remainder (by Bc) and each vec4 of the load and O loops two more (by D/4); the divisors are
+// override constants, fixed when the pipeline is compiled, so each is a multiply-high, shifts and a correction, but
+// that is still several instructions per element; and the 1/√d multiply was one per score per tile. The lanes a
+// grid leaves over (WG mod D/4, WG mod Bc) sit out: at most a few of 128.
 //
 // Tile sizes are override constants: Br query rows, Bc key rows, D the head size (D4 = D/4 vec4s per row).
 
