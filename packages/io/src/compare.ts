@@ -35,12 +35,15 @@ export interface CompareOptions {
   tolerance?: number;
   /** How many first mismatches to keep. Default 10. */
   maxMismatches?: number;
+  /** Count NaN against NaN (and an infinity against the same infinity) as equal, for inputs allowed to hold NaN/Inf. Default false. */
+  nonFiniteMatches?: boolean;
 }
 
 /** Accumulates a comparison over consecutive output chunks of one shape. */
 export class Comparator {
   private readonly tolerance: number;
   private readonly maxMismatches: number;
+  private readonly nonFiniteMatches: boolean;
   private count = 0;
   private sum = 0;
   private max = 0;
@@ -54,6 +57,7 @@ export class Comparator {
   ) {
     this.tolerance = options.tolerance ?? DEFAULT_TOLERANCE;
     this.maxMismatches = options.maxMismatches ?? 10;
+    this.nonFiniteMatches = options.nonFiniteMatches ?? false;
   }
 
   /** Compares the next chunk; both hold whole rows, continuing where the previous chunk ended. */
@@ -90,7 +94,8 @@ export class Comparator {
   }
 
   private element(batch: number, row: number, col: number, actual: number, expected: number): void {
-    const diff = Math.abs(actual - expected);
+    const same = this.nonFiniteMatches && !Number.isFinite(expected) && (Object.is(actual, expected) || (Number.isNaN(actual) && Number.isNaN(expected)));
+    const diff = same ? 0 : Math.abs(actual - expected);
     const error = Number.isNaN(diff) ? Number.POSITIVE_INFINITY : diff;
     this.count++;
     this.sum += error;

@@ -7,6 +7,12 @@ export class Hw4FormatError extends Error {
   override readonly name = 'Hw4FormatError';
 }
 
+/**
+ * A text argument in hw4 terms is malformed: a shape such as "4,1024,64", a data kind, a value range. Callers that
+ * take these from a command line treat it as a usage mistake, not as a bad file.
+ */
+export class Hw4ArgumentError extends Hw4FormatError {}
+
 /** The input holds NaN or ±Inf where finite values are required. */
 export class Hw4NonFiniteError extends Hw4FormatError {
   constructor(

@@ -2,7 +2,7 @@
  * Deterministic input generator: the same spec gives the same bytes on every machine. Each batch has its own seed
  * derived from (seed, batch), so any batch can be generated alone and files of any B stream in bounded memory.
  */
-import { Hw4FormatError } from './errors.js';
+import { Hw4ArgumentError } from './errors.js';
 import { mix32, Xoshiro128 } from './prng.js';
 import { matrixFloats, validateShape, type Shape } from './shape.js';
 
@@ -40,15 +40,27 @@ export function defaultRange(kind: DataKind, d: number): number {
 
 export function parseDataKind(text: string): DataKind {
   const kind = DATA_KINDS.find((k) => k === text);
-  if (kind === undefined) throw new Hw4FormatError(`unknown data kind "${text}"; choose one of ${DATA_KINDS.join(', ')}`);
+  if (kind === undefined) throw new Hw4ArgumentError(`unknown data kind "${text}"; choose one of ${DATA_KINDS.join(', ')}`);
   return kind;
+}
+
+/** The largest finite float32. */
+export const FLOAT32_MAX = 3.4028234663852886e38;
+
+/** Checks a value range: positive, and small enough that every value in [-range, range] is a finite float32. */
+export function validateRange(range: number): number {
+  if (!(range > 0) || !Number.isFinite(range)) throw new Hw4ArgumentError(`range ${range}: expected a positive number`);
+  if (range > FLOAT32_MAX) {
+    throw new Hw4ArgumentError(`range ${range}: values beyond ${FLOAT32_MAX.toPrecision(5)} are not finite in float32; give at most 3.4e38`);
+  }
+  return range;
 }
 
 /** Q, K, V of batch `b` (3·N·d floats). */
 export function generateBatch(spec: GenerateSpec, b: number, into?: Float32Array): Float32Array {
   const { N, d } = spec.shape;
   const kind = spec.kind ?? 'uniform';
-  const r = spec.range ?? defaultRange(kind, d);
+  const r = spec.range === undefined ? defaultRange(kind, d) : validateRange(spec.range);
   const size = matrixFloats(spec.shape);
   const out = into ?? new Float32Array(3 * size);
   const rng = new Xoshiro128(mix32((spec.seed ?? 0) ^ mix32(b)));
@@ -90,6 +102,7 @@ export function generateBatch(spec: GenerateSpec, b: number, into?: Float32Array
 /** All batches of a small input, concatenated (B·3·N·d floats). */
 export function generateInput(spec: GenerateSpec): Float32Array {
   validateShape(spec.shape);
+  if (spec.range !== undefined) validateRange(spec.range);
   const batchFloats = 3 * matrixFloats(spec.shape);
   const out = new Float32Array(spec.shape.B * batchFloats);
   for (let b = 0; b < spec.shape.B; b++) generateBatch(spec, b, out.subarray(b * batchFloats, (b + 1) * batchFloats));
@@ -99,6 +112,7 @@ export function generateInput(spec: GenerateSpec): Float32Array {
 /** The batches of an input in chunks of up to `batchesPerChunk`, for streaming large files. */
 export function* generateChunks(spec: GenerateSpec, batchesPerChunk: number): Generator<Float32Array> {
   validateShape(spec.shape);
+  if (spec.range !== undefined) validateRange(spec.range);
   const batchFloats = 3 * matrixFloats(spec.shape);
   for (let first = 0; first < spec.shape.B; first += batchesPerChunk) {
     const count = Math.min(batchesPerChunk, spec.shape.B - first);

@@ -47,6 +47,26 @@ export function parseHeader(header: Uint8Array, fileBytes: number, name = 'input
   return shape;
 }
 
+/**
+ * Reads and checks a header whose file size is not known in advance (standard input, a pipe): B, N and d positive,
+ * the implied size representable, one batch small enough to hold. The stream's length is checked as it is read.
+ */
+export function parseStreamHeader(header: Uint8Array, name = 'input'): Shape {
+  if (header.byteLength < HEADER_BYTES) {
+    throw new Hw4FormatError(
+      `${name}: stream ended after ${header.byteLength} bytes, before the ${HEADER_BYTES}-byte header (int32 B, N, d); is it an hw4 input?`,
+    );
+  }
+  const view = new DataView(header.buffer, header.byteOffset, HEADER_BYTES);
+  const shape: Shape = { B: view.getInt32(0, true), N: view.getInt32(4, true), d: view.getInt32(8, true) };
+  if (shape.B < 1 || shape.N < 1 || shape.d < 1) return parseHeader(header, HEADER_BYTES, name);
+  const expected = BigInt(HEADER_BYTES) + BigInt(shape.B) * 12n * BigInt(shape.N) * BigInt(shape.d);
+  if (expected > BigInt(Number.MAX_SAFE_INTEGER)) {
+    throw new Hw4FormatError(`${name}: header says ${formatShape(shape)}, ${expected} bytes, more than any input can hold; is it an hw4 input?`);
+  }
+  return parseHeader(header, Number(expected), name);
+}
+
 /** The 12 header bytes for a shape. */
 export function encodeHeader(shape: Shape): Uint8Array {
   const header = new Uint8Array(HEADER_BYTES);

@@ -5,6 +5,8 @@ export * from './finite.js';
 export * from './read.js';
 export * from './read-output.js';
 export * from './write.js';
+export * from './output-target.js';
+export * from './stats.js';
 export * from './prng.js';
 export * from './generate.js';
 export * from './compare.js';

@@ -20,3 +20,25 @@ export async function readFloats(handle: FileHandle, position: number, bytes: nu
   if (BIG_ENDIAN_HOST) Buffer.from(storage).swap32();
   return new Float32Array(storage);
 }
+
+/**
+ * Up to `bytes` bytes read in order from a stream (standard input, a pipe): fewer only when it ends first. As raw
+ * bytes when `raw`, else the caller views them as floats (little-endian whatever the host).
+ */
+export async function readStreamFloats(handle: FileHandle, bytes: number, name: string, raw = false, shared = false): Promise<Uint8Array> {
+  const storage = shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes);
+  const target = new Uint8Array(storage);
+  let done = 0;
+  while (done < bytes) {
+    let bytesRead: number;
+    try {
+      ({ bytesRead } = await handle.read(target, done, Math.min(bytes - done, 1 << 30), null));
+    } catch (error) {
+      throw new Hw4FormatError(`${name}: reading failed: ${(error as Error).message}`);
+    }
+    if (bytesRead === 0) break;
+    done += bytesRead;
+  }
+  if (BIG_ENDIAN_HOST && !raw) Buffer.from(storage).swap32();
+  return target.subarray(0, done);
+}

@@ -1,14 +1,19 @@
 /**
  * Streaming reader for hw4 input files: the header is checked against the file size first, then batches are read
- * in chunks of whole batches, so memory stays bounded however large B is.
+ * in chunks of whole batches, so memory stays bounded however large B is. Standard input (`-`) and pipes are read as
+ * streams: the header is checked as it arrives, and the length as the batches are read (a short or long stream is an
+ * error at its end).
  */
 import { open, type FileHandle } from 'node:fs/promises';
-import { Hw4FormatError, Hw4NonFiniteError } from './errors.js';
+import { isatty } from 'node:tty';
+import { Hw4FormatError, Hw4IoError, Hw4NonFiniteError } from './errors.js';
 import { countNonFinite, firstNonFinite, formatPosition, inputPosition } from './finite.js';
-import { parseHeader } from './header.js';
-import { readFloats } from './read-floats.js';
+import { parseHeader, parseStreamHeader } from './header.js';
+import { readFloats, readStreamFloats } from './read-floats.js';
 import { ioError } from './io-error.js';
-import { HEADER_BYTES, inputBatchBytes, matrixFloats, type Shape } from './shape.js';
+import { STDIO_PATH } from './output-target.js';
+import { HEADER_BYTES, inputBatchBytes, inputFileBytes, matrixFloats, type Shape } from './shape.js';
+import { chunkStats, hasNonFinite, type BatchStats } from './stats.js';
 
 /** A run of whole batches of input: for each batch Q, K, V (each N·d floats), in file order. */
 export interface InputChunk {
@@ -18,6 +23,8 @@ export interface InputChunk {
   readonly batches: number;
   /** batches·3·N·d floats. */
   readonly data: Float32Array;
+  /** Per-batch statistics, when asked for with { stats: true }. */
+  readonly stats?: readonly BatchStats[];
 }
 
 export interface ChunkOptions {
@@ -29,6 +36,8 @@ export interface ChunkOptions {
   allowNonFinite?: boolean;
   /** Back chunks with SharedArrayBuffer (for worker threads). Default false. */
   shared?: boolean;
+  /** Compute each batch's statistics (row norms, non-finite rows) while reading. Default false. */
+  stats?: boolean;
 }
 
 export const DEFAULT_CHUNK_BYTES = 64 * 1024 * 1024;
@@ -41,23 +50,37 @@ export class Hw4Input {
     readonly shape: Shape,
     readonly fileBytes: number,
     private readonly handle: FileHandle,
+    /** Read in order, without positions (standard input, a pipe). */
+    readonly stream = false,
   ) {}
 
-  /** Opens and validates `path`; `name` is how messages call it (default: the path). */
-  static async open(path: string, name = path): Promise<Hw4Input> {
+  /**
+   * Opens and validates `path` (`-`: standard input); `name` is how messages call it (default: the path, or
+   * "standard input"). A folder or a device is an Hw4IoError; a malformed header an Hw4FormatError.
+   */
+  static async open(path: string, name?: string): Promise<Hw4Input> {
+    const stdin = path === STDIO_PATH;
+    const called = name ?? (stdin ? 'standard input' : path);
+    if (stdin && isatty(0)) throw new Hw4IoError(`input -: standard input is a terminal; pipe or redirect an hw4 input file into it`);
     let handle: FileHandle;
     try {
-      handle = await open(path, 'r');
+      handle = await open(stdin ? '/dev/stdin' : path, 'r');
     } catch (error) {
-      throw ioError(error, `input ${name}`);
+      throw ioError(error, `input ${called}`);
     }
     try {
       const stat = await handle.stat();
-      if (!stat.isFile()) throw new Hw4FormatError(`${name}: not a regular file; give the path of an hw4 input file`);
+      if (stat.isDirectory()) throw new Hw4IoError(`input ${called}: is a folder; give the path of an hw4 input file`);
+      if (stat.isFIFO() || stat.isSocket()) {
+        const header = await readStreamFloats(handle, HEADER_BYTES, called, true);
+        const shape = parseStreamHeader(header, called);
+        return new Hw4Input(path, called, shape, inputFileBytes(shape), handle, true);
+      }
+      if (!stat.isFile()) throw new Hw4IoError(`input ${called}: not a regular file or a pipe; give the path of an hw4 input file`);
       const header = new Uint8Array(HEADER_BYTES);
       const { bytesRead } = await handle.read(header, 0, HEADER_BYTES, 0);
-      const shape = parseHeader(header.subarray(0, bytesRead), stat.size, name);
-      return new Hw4Input(path, name, shape, stat.size, handle);
+      const shape = parseHeader(header.subarray(0, bytesRead), stat.size, called);
+      return new Hw4Input(path, called, shape, stat.size, handle);
     } catch (error) {
       await handle.close();
       throw error;
@@ -74,6 +97,7 @@ export class Hw4Input {
   /**
    * Reads the file as chunks of whole batches, in order. Rejects non-finite values unless allowed, reporting their
    * count over the whole file and the first position. Each chunk owns a fresh buffer, so a consumer may keep it.
+   * A stream is read once: call chunks() once on it.
    */
   async *chunks(options: ChunkOptions = {}): AsyncGenerator<InputChunk> {
     const perChunk = this.batchesPerChunk(options);
@@ -88,16 +112,15 @@ export class Hw4Input {
         const data: Float32Array = await pending!;
         pending = first + perChunk < this.shape.B ? read(first + perChunk) : undefined;
         const batches = Math.min(perChunk, this.shape.B - first);
-        if (!options.allowNonFinite) {
-          const bad = firstNonFinite(data);
-          if (bad >= 0) {
-            await pending?.catch(() => undefined);
-            pending = undefined;
-            throw await this.nonFiniteError(first, batches, data, bad);
-          }
+        const stats = options.stats ? chunkStats(data, batches, this.shape) : undefined;
+        if (!options.allowNonFinite && (stats ? hasNonFinite(stats) : firstNonFinite(data) >= 0)) {
+          const ahead = await pending?.catch(() => undefined);
+          pending = undefined;
+          throw await this.nonFiniteError(first, batches, data, ahead);
         }
-        yield { firstBatch: first, batches, data };
+        yield stats ? { firstBatch: first, batches, data, stats } : { firstBatch: first, batches, data };
       }
+      if (this.stream) await this.expectEnd();
     } finally {
       await pending?.catch(() => undefined);
     }
@@ -115,18 +138,38 @@ export class Hw4Input {
     await this.handle.close();
   }
 
-  private readBatches(first: number, batches: number, batchBytes: number, shared: boolean): Promise<Float32Array> {
-    return readFloats(this.handle, HEADER_BYTES + first * batchBytes, batches * batchBytes, this.name, shared);
+  /** Batches `first`… of the file; a stream must be read in order, which chunks() does. */
+  private async readBatches(first: number, batches: number, batchBytes: number, shared: boolean): Promise<Float32Array> {
+    if (!this.stream) return readFloats(this.handle, HEADER_BYTES + first * batchBytes, batches * batchBytes, this.name, shared);
+    const bytes = await readStreamFloats(this.handle, batches * batchBytes, this.name, false, shared);
+    if (bytes.byteLength < batches * batchBytes) {
+      throw new Hw4FormatError(
+        `${this.name}: stream is truncated: the header (B=${this.shape.B}, N=${this.shape.N}, d=${this.shape.d}) needs ${this.fileBytes} bytes but it ended after ${HEADER_BYTES + first * batchBytes + bytes.byteLength}`,
+      );
+    }
+    return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
   }
 
-  private async nonFiniteError(first: number, batches: number, data: Float32Array, index: number): Promise<Hw4NonFiniteError> {
-    let count = countNonFinite(data);
+  /** A stream must end where the header says. */
+  private async expectEnd(): Promise<void> {
+    const extra = await readStreamFloats(this.handle, 1, this.name, true);
+    if (extra.byteLength > 0) {
+      throw new Hw4FormatError(`${this.name}: stream has trailing bytes after the ${this.fileBytes} bytes its header (B=${this.shape.B}, N=${this.shape.N}, d=${this.shape.d}) announces`);
+    }
+  }
+
+  private async nonFiniteError(first: number, batches: number, data: Float32Array, ahead: Float32Array | undefined): Promise<Hw4NonFiniteError> {
+    let count = countNonFinite(data) + (ahead ? countNonFinite(ahead) : 0);
     const batchBytes = inputBatchBytes(this.shape);
     const step = Math.max(1, Math.floor((64 * 1024 * 1024) / batchBytes));
-    for (let b = first + batches; b < this.shape.B; b += step) {
-      count += countNonFinite(await this.readBatches(b, Math.min(step, this.shape.B - b), batchBytes, false));
+    try {
+      for (let b = first + batches + (ahead ? ahead.length / (batchBytes / 4) : 0); b < this.shape.B; b += step) {
+        count += countNonFinite(await this.readBatches(b, Math.min(step, this.shape.B - b), batchBytes, false));
+      }
+    } catch {
+      // a short stream: count what was there
     }
-    const position = inputPosition(this.shape, first, index);
+    const position = inputPosition(this.shape, first, firstNonFinite(data));
     const what = count === 1 ? '1 non-finite value (NaN or ±Inf)' : `${count} non-finite values (NaN or ±Inf)`;
     return new Hw4NonFiniteError(
       `${this.name}: ${what}, the first at ${formatPosition(position)}; hw4 inputs must be finite (--allow-non-finite to run anyway)`,

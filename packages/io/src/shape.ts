@@ -4,7 +4,7 @@
  * Input file:  int32 B, N, d (little-endian), then for each batch Q, K, V, each N·d float32, row-major.
  * Output file: B·N·d float32, row-major, no header.
  */
-import { Hw4FormatError } from './errors.js';
+import { Hw4ArgumentError, Hw4FormatError } from './errors.js';
 
 export interface Shape {
   /** Number of batches (independent attention problems). */
@@ -85,15 +85,19 @@ export function validateShape(shape: Shape, what = 'shape'): Shape {
   return shape;
 }
 
-/** Parses "B,N,d" or "BxNxd" into a validated shape. */
+/** Parses "B,N,d" or "BxNxd" into a validated shape; a malformed or impossible shape is an Hw4ArgumentError. */
 export function parseShape(text: string): Shape {
   const parts = text.split(/[,x× ]+/).filter((p) => p.length > 0);
   const numbers = parts.map((p) => (/^\d+$/.test(p) ? Number(p) : Number.NaN));
   const [B, N, d] = numbers;
   if (numbers.length !== 3 || B === undefined || N === undefined || d === undefined || numbers.some(Number.isNaN)) {
-    throw new Hw4FormatError(`shape "${text}" is not three positive integers; write it as B,N,d (for example 4,1024,64)`);
+    throw new Hw4ArgumentError(`shape "${text}" is not three positive integers; write it as B,N,d (for example 4,1024,64)`);
   }
-  return validateShape({ B, N, d }, `shape "${text}"`);
+  try {
+    return validateShape({ B, N, d }, `shape "${text}"`);
+  } catch (error) {
+    throw error instanceof Hw4FormatError ? new Hw4ArgumentError(error.message) : error;
+  }
 }
 
 export function formatBytes(bytes: number): string {

@@ -1,33 +1,21 @@
 /**
- * Atomic output: bytes go to a temporary file in the destination folder, which is renamed over the destination only
- * when everything was written. A failed or interrupted run leaves the destination as it was and no partial file.
+ * Output writers. A regular file is written atomically: bytes go to a temporary file in the destination folder, which
+ * is renamed over the destination only when everything was written, so a failed or interrupted run leaves the
+ * destination as it was and no partial file. Standard output (`-`) and special files (devices, FIFOs) cannot be
+ * replaced that way; they are written directly (see output-target.ts).
  */
-import { randomBytes } from 'node:crypto';
-import { unlinkSync } from 'node:fs';
-import { open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { endianness } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
 import { Hw4FormatError, Hw4IoError } from './errors.js';
 import { encodeHeader } from './header.js';
 import { ioError } from './io-error.js';
+import { resolveOutputTarget, type OutputTarget } from './output-target.js';
 import { formatShape, validateShape, type Shape } from './shape.js';
+import { removeStaleTemporaries, temporaryPathFor, trackTemporary, untrackTemporary } from './temp-files.js';
+
+export { removeTemporaryFilesSync, removeStaleTemporaries } from './temp-files.js';
 
 const BIG_ENDIAN_HOST = endianness() === 'BE';
-
-/** Temporary files not yet committed or removed, so a signal handler can remove them. */
-const pendingTemporaries = new Set<string>();
-
-/** Removes every temporary file still pending (for SIGINT/SIGTERM handlers, which must act synchronously). */
-export function removeTemporaryFilesSync(): void {
-  for (const path of pendingTemporaries) {
-    try {
-      unlinkSync(path);
-    } catch {
-      // already gone
-    }
-  }
-  pendingTemporaries.clear();
-}
 
 export interface AtomicWriterOptions {
   /** fsync before the rename, so the file survives a power loss too. Default false. */
@@ -36,7 +24,42 @@ export interface AtomicWriterOptions {
   name?: string;
 }
 
-export class AtomicFileWriter {
+/** What every writer offers: append, then commit (or abort, which is safe to call more than once). */
+export interface OutputWriter {
+  /** Where the bytes end up (an absolute path, or `-` for standard output). */
+  readonly path: string;
+  /** True when the destination is written as the data comes (standard output, a device, a FIFO). */
+  readonly direct: boolean;
+  write(data: ArrayBufferView): Promise<void>;
+  commit(): Promise<void>;
+  abort(): Promise<void>;
+}
+
+/** Little-endian bytes of `data`, whatever the host. */
+function bytesOf(data: ArrayBufferView): Uint8Array {
+  const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  return BIG_ENDIAN_HOST && data instanceof Float32Array ? Buffer.from(bytes).swap32() : bytes;
+}
+
+async function writeAll(handle: FileHandle, bytes: Uint8Array): Promise<void> {
+  let done = 0;
+  while (done < bytes.byteLength) {
+    const { bytesWritten } = await handle.write(bytes, done, Math.min(bytes.byteLength - done, 1 << 30));
+    done += bytesWritten;
+  }
+}
+
+/**
+ * Opens the right writer for `path`: atomic for regular files (through symbolic links to their target), direct for
+ * standard output (`-`) and for existing devices, FIFOs and sockets. Checks the destination before any work is done.
+ */
+export async function openOutput(path: string, options: AtomicWriterOptions = {}): Promise<OutputWriter> {
+  const target = await resolveOutputTarget(path, options.name ?? path);
+  return target.kind === 'file' ? AtomicFileWriter.openTarget(target, options) : DirectWriter.open(target, options);
+}
+
+export class AtomicFileWriter implements OutputWriter {
+  readonly direct = false;
   private finished = false;
 
   private constructor(
@@ -46,40 +69,38 @@ export class AtomicFileWriter {
     private readonly options: AtomicWriterOptions,
   ) {}
 
-  /** Checks the destination folder and creates the temporary file beside the destination. */
+  /**
+   * Checks the destination folder and creates the temporary file beside the destination (beside a symbolic link's
+   * target). Refuses destinations that are not regular files; use openOutput() to write those directly.
+   */
   static async open(path: string, options: AtomicWriterOptions = {}): Promise<AtomicFileWriter> {
     const name = options.name ?? path;
-    const target = resolve(path);
-    const folder = dirname(target);
-    const folderStat = await stat(folder).catch((error: unknown) => {
-      throw (error as NodeJS.ErrnoException).code === 'ENOENT'
-        ? new Hw4IoError(`output ${name}: folder ${folder} does not exist; create it first`)
-        : ioError(error, `output ${name}`);
-    });
-    if (!folderStat.isDirectory()) throw new Hw4IoError(`output ${name}: ${folder} is not a folder`);
-    const existing = await stat(target).catch(() => undefined);
-    if (existing?.isDirectory()) throw new Hw4IoError(`output ${name}: is a folder; give a file path`);
-    const temporaryPath = join(folder, `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+    const target = await resolveOutputTarget(path, name);
+    if (target.kind !== 'file') {
+      const what = target.kind === 'stdout' ? 'standard output' : 'not a regular file';
+      throw new Hw4IoError(`output ${name}: is ${what}, which cannot be replaced atomically; write it with openOutput()`);
+    }
+    return AtomicFileWriter.openTarget(target, options);
+  }
+
+  /** @internal */
+  static async openTarget(target: Extract<OutputTarget, { kind: 'file' }>, options: AtomicWriterOptions): Promise<AtomicFileWriter> {
+    await removeStaleTemporaries(target.path);
+    const temporaryPath = temporaryPathFor(target.path);
     let handle: FileHandle;
     try {
-      handle = await open(temporaryPath, 'wx', existing ? existing.mode & 0o777 : 0o644);
+      handle = await open(temporaryPath, 'wx', target.mode ?? 0o644);
     } catch (error) {
-      throw ioError(error, `output ${name}`);
+      throw ioError(error, `output ${options.name ?? target.path}`);
     }
-    pendingTemporaries.add(temporaryPath);
-    return new AtomicFileWriter(target, temporaryPath, handle, options);
+    trackTemporary(temporaryPath);
+    return new AtomicFileWriter(target.path, temporaryPath, handle, options);
   }
 
   /** Appends bytes (float data is written little-endian whatever the host). */
   async write(data: ArrayBufferView): Promise<void> {
-    let bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-    if (BIG_ENDIAN_HOST && data instanceof Float32Array) bytes = Buffer.from(bytes).swap32();
     try {
-      let done = 0;
-      while (done < bytes.byteLength) {
-        const { bytesWritten } = await this.handle.write(bytes, done, Math.min(bytes.byteLength - done, 1 << 30));
-        done += bytesWritten;
-      }
+      await writeAll(this.handle, bytesOf(data));
     } catch (error) {
       await this.abort();
       throw ioError(error, `output ${this.options.name ?? this.path}`);
@@ -94,7 +115,7 @@ export class AtomicFileWriter {
       await this.handle.close();
       await rename(this.temporaryPath, this.path);
       this.finished = true;
-      pendingTemporaries.delete(this.temporaryPath);
+      untrackTemporary(this.temporaryPath);
     } catch (error) {
       await this.abort();
       throw ioError(error, `output ${this.options.name ?? this.path}`);
@@ -107,17 +128,84 @@ export class AtomicFileWriter {
     this.finished = true;
     await this.handle.close().catch(() => undefined);
     await unlink(this.temporaryPath).catch(() => undefined);
-    pendingTemporaries.delete(this.temporaryPath);
+    untrackTemporary(this.temporaryPath);
   }
 }
 
-/** Writes `chunks` to `path` atomically; on any error the destination is untouched. */
+/**
+ * Writes straight to standard output or to a special file. Nothing can be taken back: a failure part-way leaves
+ * what was already written (a reader of a pipe sees a short stream and the program's non-zero exit).
+ */
+export class DirectWriter implements OutputWriter {
+  readonly direct = true;
+  private finished = false;
+
+  private constructor(
+    readonly path: string,
+    private readonly handle: FileHandle | undefined,
+    private readonly name: string,
+  ) {}
+
+  static async open(target: Exclude<OutputTarget, { kind: 'file' }>, options: AtomicWriterOptions = {}): Promise<DirectWriter> {
+    if (target.kind === 'stdout') return new DirectWriter('-', undefined, options.name ?? 'standard output');
+    const name = options.name ?? target.path;
+    try {
+      return new DirectWriter(target.path, await open(target.path, 'w'), name);
+    } catch (error) {
+      throw ioError(error, `output ${name}`);
+    }
+  }
+
+  async write(data: ArrayBufferView): Promise<void> {
+    const bytes = bytesOf(data);
+    try {
+      if (this.handle) await writeAll(this.handle, bytes);
+      else await writeStdout(bytes);
+    } catch (error) {
+      await this.abort();
+      throw ioError(error, `output ${this.name}`);
+    }
+  }
+
+  async commit(): Promise<void> {
+    if (this.finished) return;
+    this.finished = true;
+    try {
+      await this.handle?.close();
+    } catch (error) {
+      throw ioError(error, `output ${this.name}`);
+    }
+  }
+
+  async abort(): Promise<void> {
+    if (this.finished) return;
+    this.finished = true;
+    await this.handle?.close().catch(() => undefined);
+  }
+}
+
+/** Writes to process.stdout and waits until the bytes are handed to the system (back-pressure for pipes). */
+function writeStdout(bytes: Uint8Array): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error): void => {
+      reject(error);
+    };
+    process.stdout.once('error', onError);
+    process.stdout.write(bytes, (error) => {
+      process.stdout.off('error', onError);
+      if (error) reject(error);
+      else resolve();
+    });
+  });
+}
+
+/** Writes `chunks` to `path` atomically (directly for standard output and special files); on any error a regular destination is untouched. */
 export async function writeFileAtomic(
   path: string,
   chunks: Iterable<ArrayBufferView> | AsyncIterable<ArrayBufferView>,
   options: AtomicWriterOptions = {},
 ): Promise<void> {
-  const writer = await AtomicFileWriter.open(path, options);
+  const writer = await openOutput(path, options);
   try {
     for await (const chunk of chunks) await writer.write(chunk);
     await writer.commit();

@@ -1,0 +1,62 @@
+/**
+ * Where an output really goes, decided before anything is written:
+ * - `-`: standard output, written as the data comes;
+ * - an existing special file (a device, a FIFO, a socket, /dev/stdout): written directly, since renaming a temporary
+ *   file over it would replace the device or pipe with a regular file;
+ * - a symbolic link: followed to its target, as `cp` does, so the target is replaced and the link stays;
+ * - anything else: a regular file, written through a temporary file beside it and renamed into place.
+ */
+import { lstat, readlink, realpath, stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { Hw4IoError } from './errors.js';
+import { ioError } from './io-error.js';
+
+/** The name that means standard input (for inputs) or standard output (for outputs). */
+export const STDIO_PATH = '-';
+
+export type OutputTarget =
+  | { readonly kind: 'stdout' }
+  | { readonly kind: 'special'; readonly path: string }
+  | { readonly kind: 'file'; readonly path: string; readonly mode: number | undefined };
+
+/** Resolves `path` (named `name` in messages) to where the bytes will go; throws a one-line Hw4IoError if it cannot. */
+export async function resolveOutputTarget(path: string, name = path): Promise<OutputTarget> {
+  if (path === STDIO_PATH) return { kind: 'stdout' };
+  if (path.length > 1 && /[/\\]$/.test(path)) {
+    throw new Hw4IoError(`output ${name}: ends with a slash, so it names a folder; give a file path (${path.replace(/[/\\]+$/, '')})`);
+  }
+  const absolute = resolve(path);
+  const link = await lstat(absolute).catch((error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw ioError(error, `output ${name}`);
+  });
+  if (link === undefined) return newFile(absolute, name);
+  // stat follows links the way open() does (also the kernel's /proc/self/fd links, which realpath cannot resolve).
+  const target = link.isSymbolicLink()
+    ? await stat(absolute).catch(async () => {
+        const to = await readlink(absolute).catch(() => '?');
+        throw new Hw4IoError(`output ${name}: is a symbolic link to ${to}, which does not exist; create the target or remove the link`);
+      })
+    : link;
+  if (target.isDirectory()) throw new Hw4IoError(`output ${name}: is a folder; give a file path`);
+  if (!target.isFile()) return { kind: 'special', path: absolute };
+  if (link.isSymbolicLink() && isSystemPath(absolute)) return { kind: 'special', path: absolute };
+  const real = link.isSymbolicLink() ? await realpath(absolute).catch((error: unknown) => { throw ioError(error, `output ${name}`); }) : absolute;
+  return { kind: 'file', path: real, mode: target.mode & 0o777 };
+}
+
+/** /dev/stdout, /dev/fd/N, /proc/self/fd/N: names of open descriptors, written directly even when they lead to a file. */
+function isSystemPath(path: string): boolean {
+  return path.startsWith('/dev/') || path.startsWith('/proc/');
+}
+
+async function newFile(absolute: string, name: string): Promise<OutputTarget> {
+  const folder = dirname(absolute);
+  const folderStat = await stat(folder).catch((error: unknown) => {
+    throw (error as NodeJS.ErrnoException).code === 'ENOENT'
+      ? new Hw4IoError(`output ${name}: folder ${folder} does not exist; create it first`)
+      : ioError(error, `output ${name}`);
+  });
+  if (!folderStat.isDirectory()) throw new Hw4IoError(`output ${name}: ${folder} is not a folder`);
+  return { kind: 'file', path: absolute, mode: undefined };
+}
