@@ -5,6 +5,8 @@ import type { AdapterReport } from '@fa/core';
 import type { Shape } from '@fa/io';
 import { markdownTable } from '../table.js';
 
+export { benchSvg } from './chart.js';
+
 export interface BenchCell {
   id: string;
   /** When and by which command this cell was measured (a benchmark may run in parts). */
@@ -131,59 +133,4 @@ function runsOf(report: BenchReport): string[] {
     ...s.cells.filter((c) => c.command !== undefined).map((c) => `\`${c.command ?? ''}\` (${c.date ?? s.date})`),
   ]);
   return [...new Set(runs)];
-}
-
-const PALETTE = ['#8c564b', '#e377c2', '#7f7f7f', '#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#17becf', '#bcbd22'];
-
-/** Grouped bars of TFLOP/s (log scale) per shape, one bar per rung that ran and one for PyTorch. */
-export function benchSvg(report: BenchReport): string {
-  const series = [...new Set(report.shapes.flatMap((s) => s.cells.filter((c) => c.ran && c.tflops !== undefined).map((c) => c.id)))];
-  const hasTorch = report.shapes.some((s) => s.torch && 'ms' in s.torch);
-  if (hasTorch) series.push('PyTorch fp32');
-  const value = (s: BenchShape, id: string): number | undefined => {
-    if (id === 'PyTorch fp32') return s.torch && 'ms' in s.torch ? s.torch.tflops : undefined;
-    const c = s.cells.find((x) => x.id === id);
-    return c?.ran ? c.tflops : undefined;
-  };
-  const values = report.shapes.flatMap((s) => series.map((id) => value(s, id))).filter((v): v is number => v !== undefined && v > 0);
-  const lo = Math.pow(10, Math.floor(Math.log10(Math.min(...values, 1))));
-  const hi = Math.pow(10, Math.ceil(Math.log10(Math.max(...values, 1))));
-  const width = 960;
-  const height = 420;
-  const left = 60;
-  const bottom = 360;
-  const top = 40;
-  const groupWidth = (width - left - 20) / Math.max(1, report.shapes.length);
-  const barWidth = Math.max(2, (groupWidth - 16) / Math.max(1, series.length));
-  const y = (v: number): number => bottom - ((Math.log10(v) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo))) * (bottom - top);
-  const parts: string[] = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height + 20 * Math.ceil(series.length / 4)}" font-family="sans-serif" font-size="12">`,
-    `<text x="${left}" y="20" font-size="14">TFLOP/s (log scale), ${escapeXml(report.adapter)}, ${report.date}</text>`,
-  ];
-  for (let e = Math.log10(lo); e <= Math.log10(hi); e++) {
-    const v = Math.pow(10, e);
-    parts.push(`<line x1="${left}" x2="${width - 20}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>`);
-    parts.push(`<text x="${left - 6}" y="${y(v) + 4}" text-anchor="end">${v >= 1 ? v.toFixed(0) : v.toPrecision(1)}</text>`);
-  }
-  report.shapes.forEach((s, g) => {
-    const x0 = left + g * groupWidth + 8;
-    series.forEach((id, k) => {
-      const v = value(s, id);
-      if (v === undefined || v <= 0) return;
-      const x = x0 + k * barWidth;
-      parts.push(`<rect x="${x.toFixed(1)}" y="${y(v).toFixed(1)}" width="${(barWidth - 1).toFixed(1)}" height="${(bottom - y(v)).toFixed(1)}" fill="${PALETTE[k % PALETTE.length] ?? '#333'}"><title>${escapeXml(id)}: ${v.toFixed(3)} TFLOP/s</title></rect>`);
-    });
-    parts.push(`<text x="${(x0 + (groupWidth - 16) / 2).toFixed(1)}" y="${bottom + 16}" text-anchor="middle">${shapeName(s.shape)}</text>`);
-  });
-  series.forEach((id, k) => {
-    const lx = left + (k % 4) * 220;
-    const ly = bottom + 40 + Math.floor(k / 4) * 20;
-    parts.push(`<rect x="${lx}" y="${ly - 10}" width="12" height="12" fill="${PALETTE[k % PALETTE.length] ?? '#333'}"/><text x="${lx + 16}" y="${ly}">${escapeXml(id)}</text>`);
-  });
-  parts.push('</svg>');
-  return parts.join('\n');
-}
-
-function escapeXml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
