@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+
+interface DryTask {
+  taskId: string;
+  task: string;
+  inputs: Record<string, string>;
+}
+
+describe('build cache', () => {
+  it('hashes the shared build files of the repository root into every package\'s build, typecheck and lint', () => {
+    const dry = execFileSync(`${root}node_modules/.bin/turbo`, ['run', 'build', 'typecheck', 'lint', '--dry=json'], { cwd: root, encoding: 'utf8' });
+    const tasks = (JSON.parse(dry) as { tasks: DryTask[] }).tasks;
+    const wanted: Record<string, string[]> = {
+      build: ['../../tsup.shared.ts', '../../tsconfig.base.json'],
+      typecheck: ['../../tsconfig.base.json'],
+      lint: ['../../eslint.config.mjs'],
+    };
+    expect(tasks.length).toBeGreaterThan(0);
+    for (const task of tasks) {
+      for (const file of wanted[task.task] ?? []) expect(Object.keys(task.inputs), `${task.taskId} ${file}`).toContain(file);
+    }
+  });
+});
