@@ -6,11 +6,27 @@ import { canRun, type RunEnv, type Rung, type RungDefinition } from '@fa/core';
 import type { Shape } from '@fa/io';
 import { fused, fusedMaxsmem, fusedSplitQ } from '@fa/fused';
 import { naive } from '@fa/naive';
-import { bankFree, coalesced, lmRegisters, qRegisters, restructure, vec4 } from '@fa/optimized';
+import { bankFree, coalesced, lmRegisters, prefetch, qRegisters, registerTiles, restructure, vec4 } from '@fa/optimized';
 import { cpu, seqAttention, seqFlash } from '@fa/reference';
 
 /** The rungs in ladder order; a rung's number is its place here. */
-const RUNGS: readonly RungDefinition[] = [seqAttention, seqFlash, cpu, naive, fused, fusedMaxsmem, fusedSplitQ, vec4, restructure, coalesced, lmRegisters, bankFree, qRegisters];
+const RUNGS: readonly RungDefinition[] = [
+  seqAttention,
+  seqFlash,
+  cpu,
+  naive,
+  fused,
+  fusedMaxsmem,
+  fusedSplitQ,
+  vec4,
+  restructure,
+  coalesced,
+  lmRegisters,
+  bankFree,
+  qRegisters,
+  registerTiles,
+  prefetch,
+];
 
 export const LADDER: readonly Rung[] = RUNGS.map((rung, k) => ({ ...rung, index: k + 1 }));
 

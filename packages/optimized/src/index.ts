@@ -5,3 +5,5 @@ export { coalesced } from './10-coalesced/coalesced.js';
 export { lmRegisters } from './11-lm-registers/lm-registers.js';
 export { bankFree } from './12-bank-free/bank-free.js';
 export { qRegisters } from './13-q-registers/q-registers.js';
+export { registerTiles, registerTilesFor, registerTilesPlan, type RegisterTiles } from './14-register-tiles/register-tiles.js';
+export { prefetch } from './15-prefetch/prefetch.js';

@@ -18,8 +18,13 @@ export interface BenchCell {
   reason?: string;
   wallMs?: number;
   gpuMs?: number;
-  /** GPU time when measured, else wall time. */
+  /** GPU time when measured, else wall time: the median of the repeats. */
   ms?: number;
+  /** The fastest and slowest repeat (same measure as `ms`). */
+  msMin?: number;
+  msMax?: number;
+  /** How `ms` was measured: 'steady' = back-to-back kernels after warm-up; 'run' = whole runs (upload, kernel, readback). */
+  timing?: 'steady' | 'run';
   tflops?: number;
   repeats?: number;
   maxError?: number;
@@ -37,7 +42,7 @@ export interface BenchShape {
   command: string;
   gflop: number;
   floorWallMs?: number;
-  torch?: { ms: number; tflops: number; maxError: number; version: string; device: string } | { reason: string };
+  torch?: { ms: number; msMin?: number; msMax?: number; tflops: number; maxError: number; version: string; device: string } | { reason: string };
   cells: BenchCell[];
 }
 
@@ -80,6 +85,18 @@ export function benchMarkdown(report: BenchReport): string {
       ...report.shapes.map((s) => (s.torch && 'ms' in s.torch ? `${ms(s.torch.ms)} ms · ${rate(s.torch.tflops)}` : `— ${s.torch?.reason ?? ''}`)),
     ],
   ];
+  const spread = (min: number | undefined, median: number | undefined, max: number | undefined): string =>
+    median === undefined ? '—' : `${ms(min ?? median)} / ${ms(median)} / ${ms(max ?? median)}`;
+  const spreadRows = [
+    ...rungIds.map(([id, index]) => [
+      `${index} \`${id}\``,
+      ...report.shapes.map((s) => {
+        const c = cell(s, id);
+        return c?.ran ? `${spread(c.msMin, c.ms, c.msMax)}${c.repeats === undefined ? '' : ` (${c.repeats})`}` : '—';
+      }),
+    ]),
+    ['PyTorch SDPA fp32', ...report.shapes.map((s) => (s.torch && 'ms' in s.torch ? spread(s.torch.msMin, s.torch.ms, s.torch.msMax) : '—'))],
+  ];
   const speedRows = rungIds.map(([id, index]) => [
     `${index} \`${id}\``,
     ...report.shapes.map((s) => {
@@ -106,14 +123,21 @@ export function benchMarkdown(report: BenchReport): string {
     `## ${report.adapter}, ${report.date}`,
     '',
     `Measured by ${runsOf(report).join(', ')}; Node ${report.node}, CPU ${report.cpu}.`,
-    'Inputs: uniform in [-3, 3], seed 1. Times are medians of up to 5 runs after a warm-up run: GPU kernel time from timestamp',
-    'queries for GPU rungs, wall time for CPU rungs and for the copy floor (upload and readback, no math). TF = TFLOP/s,',
-    'GF = GFLOP/s, counted as 4·B·N²·d. A run longer than half the per-cell budget is its own only sample; a CPU rung whose',
-    `estimated time per run is over the budget (${report.budgetSeconds} s) is skipped, with the estimate shown.`,
+    'Inputs: uniform in [-3, 3], seed 1. Each rung\'s output of a first run is checked against the float64 oracle on sampled',
+    'rows before it is timed (a rung beyond 5e-3 is not timed). GPU rungs: median kernel time from timestamp queries over up',
+    'to 5 dispatches run back to back after warm-up dispatches (the GPU at its working clock, as PyTorch\'s CUDA-event timing',
+    'measures it); CPU rungs and the copy floor (upload and readback, no math): median wall time of up to 5 runs after a',
+    'warm-up. TF = TFLOP/s, GF = GFLOP/s, counted as 4·B·N²·d. A rung whose first run is longer than half the per-cell budget',
+    `keeps that run as its only sample; a CPU rung whose estimated time per run is over the budget (${report.budgetSeconds} s) is`,
+    'skipped, with the estimate shown.',
     '',
     '### Time and throughput',
     '',
     markdownTable(header, timeRows),
+    '',
+    '### Spread of the repeats: min / median / max, ms',
+    '',
+    markdownTable(header, spreadRows),
     '',
     '### Speedups (time of the other ÷ time of this rung; for PyTorch, this rung\'s time ÷ PyTorch\'s)',
     '',
