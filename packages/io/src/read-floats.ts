@@ -1,14 +1,46 @@
 /**
  * Reading a run of little-endian float32 values from an open file, whatever the host's byte order.
  */
-import type { FileHandle } from 'node:fs/promises';
+import { fstat, read } from 'node:fs';
+import type { Stats } from 'node:fs';
 import { endianness } from 'node:os';
 import { Hw4FormatError } from './errors.js';
 
 const BIG_ENDIAN_HOST = endianness() === 'BE';
 
+/** What the readers need of an open file: a FileHandle, or standard input's descriptor (stdinSource). */
+export interface ByteSource {
+  read(buffer: Uint8Array, offset: number, length: number, position: number | null): Promise<{ bytesRead: number }>;
+  stat(): Promise<Stats>;
+  close(): Promise<void>;
+}
+
+/**
+ * Standard input as a ByteSource, read through descriptor 0 (a pipe, a socket or a redirected file; opening
+ * /dev/stdin fails for sockets). Closing it leaves the descriptor open.
+ */
+export function stdinSource(): ByteSource {
+  return {
+    read: (buffer, offset, length, position) =>
+      new Promise((resolve, reject) => {
+        read(0, buffer, offset, length, position, (error, bytesRead) => {
+          if (error) reject(error);
+          else resolve({ bytesRead });
+        });
+      }),
+    stat: () =>
+      new Promise((resolve, reject) => {
+        fstat(0, (error, stats) => {
+          if (error) reject(error);
+          else resolve(stats);
+        });
+      }),
+    close: () => Promise.resolve(),
+  };
+}
+
 /** `bytes` bytes from `position`, as floats; `name` is how a file that shrinks mid-read is called. */
-export async function readFloats(handle: FileHandle, position: number, bytes: number, name: string, shared = false): Promise<Float32Array> {
+export async function readFloats(handle: ByteSource, position: number, bytes: number, name: string, shared = false): Promise<Float32Array> {
   const storage = shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes);
   const target = new Uint8Array(storage);
   let done = 0;
@@ -25,7 +57,7 @@ export async function readFloats(handle: FileHandle, position: number, bytes: nu
  * Up to `bytes` bytes read in order from a stream (standard input, a pipe): fewer only when it ends first. As raw
  * bytes when `raw`, else the caller views them as floats (little-endian whatever the host).
  */
-export async function readStreamFloats(handle: FileHandle, bytes: number, name: string, raw = false, shared = false): Promise<Uint8Array> {
+export async function readStreamFloats(handle: ByteSource, bytes: number, name: string, raw = false, shared = false): Promise<Uint8Array> {
   const storage = shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes);
   const target = new Uint8Array(storage);
   let done = 0;

@@ -4,12 +4,12 @@
  * streams: the header is checked as it arrives, and the length as the batches are read (a short or long stream is an
  * error at its end).
  */
-import { open, type FileHandle } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { isatty } from 'node:tty';
 import { Hw4FormatError, Hw4IoError, Hw4NonFiniteError } from './errors.js';
 import { countNonFinite, firstNonFinite, formatPosition, inputPosition } from './finite.js';
 import { parseHeader, parseStreamHeader } from './header.js';
-import { readFloats, readStreamFloats } from './read-floats.js';
+import { readFloats, readStreamFloats, stdinSource, type ByteSource } from './read-floats.js';
 import { ioError } from './io-error.js';
 import { STDIO_PATH } from './output-target.js';
 import { HEADER_BYTES, inputBatchBytes, inputFileBytes, matrixFloats, type Shape } from './shape.js';
@@ -49,7 +49,7 @@ export class Hw4Input {
     readonly name: string,
     readonly shape: Shape,
     readonly fileBytes: number,
-    private readonly handle: FileHandle,
+    private readonly handle: ByteSource,
     /** Read in order, without positions (standard input, a pipe). */
     readonly stream = false,
   ) {}
@@ -62,9 +62,9 @@ export class Hw4Input {
     const stdin = path === STDIO_PATH;
     const called = name ?? (stdin ? 'standard input' : path);
     if (stdin && isatty(0)) throw new Hw4IoError(`input -: standard input is a terminal; pipe or redirect an hw4 input file into it`);
-    let handle: FileHandle;
+    let handle: ByteSource;
     try {
-      handle = await open(stdin ? '/dev/stdin' : path, 'r');
+      handle = stdin ? stdinSource() : await open(path, 'r');
     } catch (error) {
       throw ioError(error, `input ${called}`);
     }
