@@ -3,22 +3,33 @@
  * (Dawn keeps a thread alive after a device is created, so the process would otherwise never end).
  */
 import { GpuError, UnsupportedShapeError } from '@fa/core';
-import { Hw4FormatError, Hw4IoError, removeTemporaryFilesSync } from '@fa/io';
-import { parse } from './args.js';
+import { Hw4ArgumentError, Hw4FormatError, Hw4IoError, removeTemporaryFilesSync } from '@fa/io';
+import { LADDER } from '@fa/ladder';
 import { benchCommand } from './commands/bench.js';
 import { checkCommand } from './commands/check.js';
 import { conformanceCommand } from './commands/conformance.js';
 import { genCommand } from './commands/gen.js';
 import { ladderCommand } from './commands/ladder.js';
-import { formatList, listRungs } from './commands/list.js';
+import { listCommand } from './commands/list.js';
 import { runCommand } from './commands/run.js';
-import { makeEnv, releaseAll } from './env.js';
-import { ExitError, EXIT, UsageError } from './exit-codes.js';
-import { HELP } from './help.js';
+import { releaseAll } from './env.js';
+import { ExitError, EXIT, SIGNAL_EXITS, UsageError } from './exit-codes.js';
+import { commandHelp, COMMANDS, HELP } from './help.js';
+import { runFiltered, wantsFilter } from './stderr-filter.js';
 
 function version(): string {
   return typeof __HW4_CLI_VERSION__ === 'string' ? __HW4_CLI_VERSION__ : 'development';
 }
+
+const COMMAND_RUNNERS: Record<string, (args: string[]) => Promise<number>> = {
+  gen: genCommand,
+  check: checkCommand,
+  ladder: ladderCommand,
+  bench: benchCommand,
+  conformance: conformanceCommand,
+  run: runCommand,
+  list: listCommand,
+};
 
 async function main(argv: string[]): Promise<number> {
   const [first, ...rest] = argv;
@@ -26,46 +37,23 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`${HELP.split('\n\n')[1] ?? ''}\n\nrun hw4-cli --help for options and examples\n`);
     return EXIT.usage;
   }
+  const command = first !== undefined && first in COMMANDS ? first : argv.includes('--list') ? 'list' : undefined;
   if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(HELP);
+    process.stdout.write(command === undefined ? HELP : commandHelp(command));
     return EXIT.ok;
   }
   if (argv.includes('--version') || argv.includes('-V')) {
     process.stdout.write(`${version()}\n`);
     return EXIT.ok;
   }
-  switch (first) {
-    case 'gen':
-      return genCommand(rest);
-    case 'check':
-      return checkCommand(rest);
-    case 'ladder':
-      return ladderCommand(rest);
-    case 'bench':
-      return benchCommand(rest);
-    case 'conformance':
-      return conformanceCommand(rest);
-    case 'run':
-      return runCommand(rest);
-    case 'list':
-      return listCommand(rest);
-    default:
-      if (argv.includes('--list')) return listCommand(argv.filter((a) => a !== '--list'));
-      return runCommand(argv);
-  }
-}
-
-async function listCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parse('--list', args, { json: { type: 'boolean' } });
-  if (positionals.length > 0) throw new UsageError(`--list takes no file arguments (got ${positionals.join(' ')})`);
-  const env = await makeEnv({ gpu: true });
-  process.stdout.write(values.json === true ? `${JSON.stringify(listRungs(env), null, 2)}\n` : `${formatList(env)}\n`);
-  return EXIT.ok;
+  if (first !== undefined && first in COMMAND_RUNNERS) return COMMAND_RUNNERS[first]!(rest);
+  if (argv.includes('--list')) return listCommand(argv.filter((a) => a !== '--list'));
+  return runCommand(argv);
 }
 
 function exitCodeOf(error: unknown): number {
   if (error instanceof ExitError) return error.exitCode;
-  if (error instanceof UsageError || error instanceof UnsupportedShapeError) return EXIT.usage;
+  if (error instanceof UsageError || error instanceof UnsupportedShapeError || error instanceof Hw4ArgumentError) return EXIT.usage;
   if (error instanceof Hw4FormatError) return EXIT.invalidInput;
   if (error instanceof Hw4IoError) return EXIT.fileSystem;
   if (error instanceof GpuError) return EXIT.failure;
@@ -92,16 +80,25 @@ async function finish(code: number): Promise<never> {
   process.exit(code);
 }
 
-for (const [signal, code] of [['SIGINT', EXIT.interrupted], ['SIGTERM', 143]] as const) {
+const argv = process.argv.slice(2);
+const cpuRungs = LADDER.filter((r) => r.kind === 'cpu').map((r) => r.id);
+if (wantsFilter(argv, process.env, cpuRungs)) {
+  process.exit(await runFiltered());
+}
+
+let stopping = false;
+for (const [signal, code] of SIGNAL_EXITS) {
   process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
     removeTemporaryFilesSync();
-    process.stderr.write(`\nhw4-cli: interrupted; no output was written\n`);
+    process.stderr.write(`\nhw4-cli: ${signal === 'SIGHUP' ? 'hung up' : signal === 'SIGTERM' ? 'terminated' : 'interrupted'} (${signal}); no output was written\n`);
     process.exit(code);
   });
 }
 
 try {
-  await finish(await main(process.argv.slice(2)));
+  await finish(await main(argv));
 } catch (error) {
   removeTemporaryFilesSync();
   process.stderr.write(`hw4-cli: error: ${messageOf(error)}\n`);

@@ -4,6 +4,7 @@
 import { availableParallelism } from 'node:os';
 import type { RunEnv } from '@fa/core';
 import { acquireNodeGpu } from '@fa/core/node';
+import { UsageError } from './exit-codes.js';
 
 /** Devices this process created, destroyed by releaseAll() before exit. */
 const devices: GPUDevice[] = [];
@@ -13,8 +14,17 @@ export function releaseAll(): void {
   for (const device of devices.splice(0)) device.destroy();
 }
 
+/** Checks --threads against the cores here: more threads than cores only slow a CPU rung down. */
+export function checkThreads(threads: number | undefined, cores = availableParallelism()): number {
+  if (threads === undefined) return cores;
+  if (threads > cores) {
+    throw new UsageError(`--threads ${threads}: this machine has ${cores} core${cores === 1 ? '' : 's'}; give at most ${cores} (or leave --threads out)`);
+  }
+  return threads;
+}
+
 export async function makeEnv(options: { gpu: boolean; threads?: number | undefined }): Promise<RunEnv> {
-  const threads = options.threads ?? availableParallelism();
+  const threads = checkThreads(options.threads);
   if (!options.gpu) return { threads, gpuUnavailableReason: 'GPU not requested' };
   const acquired = await acquireNodeGpu();
   if (!acquired.gpu) return { threads, gpuUnavailableReason: acquired.reason };

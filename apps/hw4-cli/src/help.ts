@@ -1,7 +1,117 @@
+/**
+ * hw4-cli's help: the overview (`hw4-cli --help`) and one page per command (`hw4-cli gen --help`). Each page lists
+ * its command's options from the same table the parser uses, so no option goes missing from its help.
+ */
 import { DATA_KINDS } from '@fa/io';
 import { LADDER } from '@fa/ladder';
-import { DEFAULT_BENCH_SHAPES } from './commands/bench.js';
-import { DEFAULT_LADDER_SHAPE } from './commands/ladder.js';
+import type { Options } from './args.js';
+import { BENCH_OPTIONS, DEFAULT_BENCH_SHAPES } from './commands/bench.js';
+import { CHECK_OPTIONS } from './commands/check.js';
+import { CONFORMANCE_OPTIONS } from './commands/conformance.js';
+import { GEN_OPTIONS } from './commands/gen.js';
+import { DEFAULT_LADDER_SHAPE, LADDER_OPTIONS } from './commands/ladder.js';
+import { LIST_OPTIONS } from './commands/list.js';
+import { RUN_OPTIONS } from './commands/run.js';
+
+/** Value name and description of each option, by long name. Options shared by several commands are described once. */
+const OPTION_DOCS: Record<string, readonly [value: string, text: string]> = {
+  impl: ['ID', `rung to use: ${LADDER.map((r) => r.id).join(', ')} (default: the highest rung that can run the shape here)`],
+  threads: ['N', 'worker threads for CPU rungs (default and maximum: the cores here)'],
+  'chunk-mb': ['N', 'read the input in chunks of about N MiB of whole batches (default 64)'],
+  'allow-non-finite': ['', 'accept NaN/Inf in the input: rows of O that depend on them are NaN, the rest is computed'],
+  'allow-inaccurate': ['', 'run the --impl rung even where float32 may miss the 5e-3 tolerance on this input'],
+  json: ['', 'print the result as JSON on stdout'],
+  quiet: ['', 'nothing on stderr but errors (no report, notes or progress bar)'],
+  shape: ['B,N,d', 'shape of the input'],
+  kind: ['K', `data kind: ${DATA_KINDS.join(', ')} (default uniform)`],
+  seed: ['S', 'seed, an integer (default 1): same seed, same bytes on every machine'],
+  range: ['R', 'values in [-R, R], R at most 3.4e38 (each kind has its own default)'],
+  expected: ['FILE', ''],
+  tolerance: ['T', 'absolute tolerance per element (default 5e-3, the format\'s contract)'],
+  rows: ['N', 'check only N sampled rows per batch against the oracle (the full oracle costs 4·N²·d flops per batch)'],
+  shapes: ['LIST', `shapes as B,N,d separated by spaces (default: ${DEFAULT_BENCH_SHAPES})`],
+  repeats: ['N', 'timed runs after one warm-up run (default 5); a run over half the budget is the only one'],
+  'budget-s': ['S', 'CPU rungs estimated over S seconds per run are skipped (default 40)'],
+  out: ['DIR', 'where <adapter>.json, .md and .svg go (default docs/bench); cells merge into an existing file'],
+  python: ['PATH', 'Python with CUDA PyTorch for the fp32 SDPA comparison (default python3, or FA_PYTHON)'],
+  'no-torch': ['', 'skip PyTorch'],
+  render: ['', 'only re-render .md and .svg from the JSON in --out'],
+};
+
+/** Descriptions that differ by command. */
+const COMMAND_DOCS: Record<string, Record<string, readonly [string, string]>> = {
+  gen: {
+    shape: ['B,N,d', 'shape of the input (required)'],
+    expected: ['FILE', 'also write the float64 oracle\'s output (slow for large shapes)'],
+  },
+  check: {
+    expected: ['FILE', 'compare with a reference output instead of the oracle'],
+    'allow-non-finite': ['', 'accept NaN/Inf in the input: the rows of O that depend on them must be NaN'],
+  },
+  ladder: { shape: ['B,N,d', `shape of the generated input (default ${DEFAULT_LADDER_SHAPE})`], impl: ['ID,ID,...', 'rungs to run (default: all)'] },
+  conformance: { impl: ['ID,ID,...', 'rungs to check (default: all)'] },
+  bench: { impl: ['ID,ID,...', 'rungs to time (default: all)'] },
+};
+
+interface CommandHelp {
+  usage: string;
+  about: string;
+  options: Options;
+}
+
+export const COMMANDS: Record<string, CommandHelp> = {
+  run: {
+    usage: 'hw4-cli [--impl ID] [options] INPUT OUTPUT',
+    about:
+      'compute OUTPUT from INPUT (the assignment\'s program). INPUT may be - (standard input), OUTPUT - (standard output).\n' +
+      'Inputs with values so large that float32 cannot meet 5e-3 are computed with the float64 cpu rung (a note says so);\n' +
+      'a float32 rung named with --impl stops with exit 2 on them instead, unless --allow-inaccurate.',
+    options: RUN_OPTIONS,
+  },
+  list: { usage: 'hw4-cli --list [--json]', about: 'rungs in ladder order, availability here and why not, and the GPU adapter', options: LIST_OPTIONS },
+  ladder: { usage: 'hw4-cli ladder [options]', about: 'run every rung on one generated input, check each against the oracle, print the table', options: LADDER_OPTIONS },
+  gen: { usage: 'hw4-cli gen --shape B,N,d [options] OUTPUT', about: 'write a deterministic input file (OUTPUT - writes to standard output)', options: GEN_OPTIONS },
+  check: {
+    usage: 'hw4-cli check INPUT OUTPUT [options]',
+    about: 'compare OUTPUT with the float64 oracle computed from INPUT (or with --expected FILE); exit 5 when beyond tolerance',
+    options: CHECK_OPTIONS,
+  },
+  conformance: {
+    usage: 'hw4-cli conformance [options]',
+    about: 'every rung on the awkward cases (N = 1, 77, 513, …) against the oracle; the table on stdout, exit 5 on a failure',
+    options: CONFORMANCE_OPTIONS,
+  },
+  bench: { usage: 'hw4-cli bench [options]', about: 'rungs × shapes: kernel time, TFLOP/s, speedups, PyTorch fp32 beside them', options: BENCH_OPTIONS },
+};
+
+/** The option lines of a command, one per option of its parser table. */
+export function optionLines(command: string, options: Options): string[] {
+  return Object.entries(options).map(([name, option]) => {
+    const [value, text] = COMMAND_DOCS[command]?.[name] ?? OPTION_DOCS[name] ?? ['', ''];
+    const flag = `${option.short ? `-${option.short}, ` : '    '}--${name}${option.type === 'string' ? ` ${value || 'VALUE'}` : ''}`;
+    return `  ${flag.padEnd(24)} ${text}`.trimEnd();
+  });
+}
+
+export const EXIT_CODE_HELP = `Exit codes
+  0    success
+  1    compute or GPU failure (a GPU error, a float32 overflow in a rung named with --impl --allow-inaccurate)
+  2    usage: bad flag or value, unknown rung, bad --shape/--kind/--shapes, a rung that cannot run this shape
+       or cannot meet the tolerance on this input
+  3    invalid input: header, size, NaN/Inf
+  4    file system: missing file or folder, INPUT or OUTPUT that is a folder (or ends with /), OUTPUT that is
+       the input, failed write
+  5    check found values beyond tolerance (also conformance, ladder)
+  129  hung up (SIGHUP)   130  interrupted (SIGINT, Ctrl-C)   143  terminated (SIGTERM)
+  After 1-4 and 129-143 no output file was written or changed (standard output and devices are written as the
+  data comes).`;
+
+/** The help page of one command. */
+export function commandHelp(command: string): string {
+  const help = COMMANDS[command];
+  if (!help) return HELP;
+  return [`Usage: ${help.usage}`, '', help.about, '', 'Options', ...optionLines(command, help.options), '      --help               this help', '', EXIT_CODE_HELP, ''].join('\n');
+}
 
 export const HELP = `hw4-cli: FlashAttention forward pass, O = softmax(Q Kᵀ/√d) V per batch, on WebGPU or the CPU,
 reading and writing the hw4 binary format.
@@ -12,63 +122,31 @@ Usage
   hw4-cli ladder [--shape B,N,d] [--impl IDS]    run every rung on a generated input, check each, print the table
   hw4-cli gen --shape B,N,d [options] OUTPUT     write a deterministic input file
   hw4-cli check INPUT OUTPUT [--expected FILE]   compare OUTPUT with the float64 oracle (or FILE)
-  hw4-cli conformance [--impl IDS]               every rung on the awkward cases, against the oracle
+  hw4-cli conformance [--impl IDS] [--json]      every rung on the awkward cases, against the oracle
   hw4-cli bench [--shapes LIST] [--impl IDS]     rungs × shapes: kernel time, TFLOP/s, speedups, PyTorch beside
+  hw4-cli COMMAND --help                         the options of one command
   hw4-cli --help | --version
 
 Run options
-  -i, --impl ID          rung to use: ${LADDER.map((r) => r.id).join(', ')}
-                         (default: the highest rung on the ladder that can run the shape here)
-      --threads N        worker threads for CPU rungs (default: every core)
-      --chunk-mb N       read the input in chunks of about N MiB of whole batches (default 64)
-      --allow-non-finite accept NaN/Inf in the input instead of rejecting it
-      --json             print a JSON summary on stdout
-  -q, --quiet            no timing report or progress bar on stderr
-
-gen options
-  -s, --shape B,N,d      shape of the input (required)
-  -k, --kind K           ${DATA_KINDS.join(', ')} (default uniform)
-      --seed S           seed, an integer (default 1): same seed, same bytes on every machine
-      --range R          values in [-R, R] (each kind has its own default)
-      --expected FILE    also write the float64 oracle's output (slow for large shapes)
-
-check options
-  -e, --expected FILE    compare with a reference output instead of the oracle
-      --rows N           check only N sampled rows per batch against the oracle (for large N: the full oracle
-                         costs 4·N²·d flops per batch on one CPU thread)
-  -t, --tolerance T      absolute tolerance per element (default 5e-3, the format's contract)
-      --json             print the comparison as JSON on stdout
-
-ladder options
-  -s, --shape B,N,d      (default ${DEFAULT_LADDER_SHAPE})  -k, --kind K  --seed S  --impl ID,ID,...  --json
-
-bench options
-  -s, --shapes LIST      shapes as B,N,d separated by spaces (default: ${DEFAULT_BENCH_SHAPES})
-  -i, --impl ID,ID,...   rungs to time (default: all)
-  -r, --repeats N        timed runs after one warm-up run (default 5); a run over half the budget is the only one
-      --budget-s S       CPU rungs estimated over S seconds per run are skipped (default 40)
-  -o, --out DIR          where <adapter>.json, .md and .svg go (default docs/bench); cells merge into an existing file
-      --python PATH      Python with CUDA PyTorch for the fp32 SDPA comparison (default python3, or FA_PYTHON)
-      --no-torch         skip PyTorch
-      --render           only re-render .md and .svg from the JSON in --out
+${optionLines('run', RUN_OPTIONS).join('\n')}
 
 Files
-  INPUT   int32 B, N, d (little-endian), then for each batch Q, K, V: N·d float32 each, row-major
-  OUTPUT  B·N·d float32, no header. Written to a temporary file and renamed into place only on success:
-          a failed run never leaves a partial file or touches an existing one.
+  INPUT   int32 B, N, d (little-endian), then for each batch Q, K, V: N·d float32 each, row-major; - reads
+          standard input (checked as it streams: a short or long stream is an error at its end)
+  OUTPUT  B·N·d float32, no header. A regular file is written to a temporary file and renamed into place only on
+          success: a failed run never leaves a partial file or touches an existing one. A symbolic link is written
+          through to its target; - (standard output), devices and FIFOs are written directly.
 
-Exit codes
-  0 success   1 compute/GPU failure   2 usage (bad flag, unknown rung, unsupported shape)
-  3 invalid input (header, size, NaN/Inf)   4 file system (missing file or folder, write failure)
-  5 check found values beyond tolerance   130 interrupted
+${EXIT_CODE_HELP}
 
 Environment
-  FA_GPU=off   use no GPU (CPU rungs only)       FA_DEBUG=1   stack traces for internal errors
+  FA_GPU=off   use no GPU (CPU rungs only)       FA_DEBUG=1   stack traces for internal errors, Dawn's own messages
 
 Examples
   hw4-cli in.bin out.bin                          fastest rung available here
   hw4-cli --impl seq-flash in.bin out.bin         FlashAttention Algorithm 1 on one CPU thread
   hw4-cli gen --shape 4,1024,64 --seed 7 in.bin   a test input
+  hw4-cli gen --shape 1,64,32 - | hw4-cli - - > out.bin    through pipes
   hw4-cli check in.bin out.bin                    is out.bin within 5e-3 of the exact answer?
   hw4-cli ladder --shape 2,256,64                 every rung on one input, with errors and speedups
   hw4-cli bench --shapes "4,4096,64" --impl naive,fused-split-q --no-torch

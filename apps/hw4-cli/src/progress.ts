@@ -17,8 +17,9 @@ export class Progress {
     private readonly stream: NodeJS.WriteStream = process.stderr,
   ) {}
 
+  /** On stderr when it is a terminal (also when a parent process filters it for us: FA_STDERR_TTY=1). */
   static forStderr(total: number, unit: string, quiet: boolean): Progress {
-    return new Progress(total, unit, !quiet && process.stderr.isTTY);
+    return new Progress(total, unit, !quiet && (process.stderr.isTTY || process.env.FA_STDERR_TTY === '1'));
   }
 
   update(done: number): void {

@@ -5,7 +5,7 @@ import { encodeHeader } from '@fa/io';
 import { cli, ownLines, tempFolder } from './cli-helpers.js';
 
 const dir = tempFolder();
-const listed = JSON.parse(cli(['--list', '--json']).stdout) as { id: string; kind: string; available: boolean; reason?: string }[];
+const listed = (JSON.parse(cli(['--list', '--json']).stdout) as { rungs: { id: string; kind: string; available: boolean; reason?: string }[] }).rungs;
 const gpuRungs = listed.filter((r) => r.kind === 'gpu');
 const gpuMissing = gpuRungs.every((r) => !r.available) ? (gpuRungs[0]?.reason ?? 'no GPU rungs') : undefined;
 if (gpuMissing !== undefined && process.env.FA_REQUIRE_GPU === '1') throw new Error(`FA_REQUIRE_GPU=1 but ${gpuMissing}`);

@@ -1,10 +1,11 @@
 /**
- * hw4-cli conformance [--impl IDS]: the conformance suite of the tests, as a command, so any machine (the GPU machine
- * too) can check every rung against the float64 oracle on the awkward cases. Exit 5 when any rung fails.
+ * hw4-cli conformance [--impl IDS] [--json]: the conformance suite of the tests, as a command, so any machine (the GPU
+ * machine too) can check every rung against the float64 oracle on the awkward cases. The table (or, with --json, the
+ * results) goes to stdout; skips and failures are also said on stderr. Exit 5 when any rung fails.
  */
 import { unavailableReason } from '@fa/core';
 import { CONFORMANCE_CASES, checkConformance, type ConformanceResult } from '@fa/ladder';
-import { numberFlag, isPositiveInteger, parse, stringFlag } from '../args.js';
+import { isPositiveInteger, numberFlag, parse, stringFlag } from '../args.js';
 import { makeEnv } from '../env.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { reporter } from '../output.js';
@@ -25,9 +26,11 @@ export async function conformanceCommand(args: string[]): Promise<number> {
   const rungs = resolveRungs(stringFlag(values, 'impl'));
   const env = await makeEnv({ gpu: true, threads: numberFlag(values, 'threads', isPositiveInteger, 'a positive integer') });
   const results: ConformanceResult[] = [];
+  const skipped: { rung: string; reason: string }[] = [];
   for (const rung of rungs) {
     const missing = unavailableReason(rung, env);
     if (missing !== undefined) {
+      skipped.push({ rung: rung.id, reason: missing });
       out.info(`${rung.id}: skipped, ${missing}`);
       continue;
     }
@@ -37,7 +40,23 @@ export async function conformanceCommand(args: string[]): Promise<number> {
       if (!result.pass) out.info(result.detail);
     }
   }
-  if (out.json) out.result(results.map(({ rung, case: name, declined, pass, comparison, baseline }) => ({ rung, case: name, declined, pass, maxAbsError: comparison?.maxAbsError, baselineMaxAbsError: baseline?.maxAbsError })));
+  const failed = results.filter((r) => !r.pass).length;
+  if (out.json) {
+    out.result({
+      passed: results.length - failed,
+      failed,
+      skipped,
+      results: results.map(({ rung, case: name, declined, pass, comparison, baseline }) => ({
+        rung,
+        case: name,
+        declined,
+        pass,
+        maxAbsError: comparison?.maxAbsError,
+        baselineMaxAbsError: baseline?.maxAbsError,
+      })),
+    });
+    return failed > 0 ? EXIT.mismatch : EXIT.ok;
+  }
   const rows = results.map((r) => [
     r.rung,
     r.case,
@@ -45,8 +64,6 @@ export async function conformanceCommand(args: string[]): Promise<number> {
     r.comparison ? r.comparison.maxAbsError.toExponential(1) : '-',
     r.baseline ? r.baseline.maxAbsError.toExponential(1) : r.declined ?? '-',
   ]);
-  out.info(textTable(['rung', 'case', 'result', 'max error', 'fp32 baseline'], rows));
-  const failed = results.filter((r) => !r.pass).length;
-  out.info(`${results.length - failed} passed, ${failed} failed`);
+  process.stdout.write(`${textTable(['rung', 'case', 'result', 'max error', 'fp32 baseline'], rows)}\n${results.length - failed} passed, ${failed} failed\n`);
   return failed > 0 ? EXIT.mismatch : EXIT.ok;
 }

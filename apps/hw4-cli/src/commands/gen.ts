@@ -3,12 +3,14 @@
  * and optionally its float64-oracle output.
  */
 import {
-  AtomicFileWriter,
+  FLOAT32_MAX,
   formatShape,
   generateChunks,
   inputBatchBytes,
+  openOutput,
   parseDataKind,
   parseShape,
+  validateRange,
   writeHw4Input,
   type GenerateSpec,
 } from '@fa/io';
@@ -31,6 +33,7 @@ export async function genCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse('gen', args, GEN_OPTIONS);
   const [outputPath] = expectPositionals('gen', positionals, ['OUTPUT']) as [string];
   const out = reporter(values.quiet === true, false);
+  if (outputPath === '-' && stringFlag(values, 'expected') === '-') throw new UsageError('OUTPUT and --expected cannot both be standard output (-)');
   const shapeText = stringFlag(values, 'shape');
   if (shapeText === undefined) throw new UsageError('gen needs --shape B,N,d (for example --shape 4,1024,64)');
   const spec: GenerateSpec = {
@@ -38,8 +41,8 @@ export async function genCommand(args: string[]): Promise<number> {
     kind: parseDataKind(stringFlag(values, 'kind') ?? 'uniform'),
     seed: numberFlag(values, 'seed', (n) => isNonNegativeInteger(n) && n < 2 ** 32, 'an integer in [0, 2^32)') ?? 1,
   };
-  const range = numberFlag(values, 'range', (n) => Number.isFinite(n) && n > 0, 'a positive number');
-  if (range !== undefined) spec.range = range;
+  const range = numberFlag(values, 'range', (n) => n > 0 && n <= FLOAT32_MAX, 'a positive number up to 3.4e38 (beyond it float32 values are not finite)');
+  if (range !== undefined) spec.range = validateRange(range);
   const { shape } = spec;
   const perChunk = Math.max(1, Math.floor(64 * 2 ** 20 / inputBatchBytes(shape)));
   const progress = Progress.forStderr(shape.B, 'batches', out.quiet);
@@ -53,10 +56,10 @@ export async function genCommand(args: string[]): Promise<number> {
   };
   await writeHw4Input(outputPath, shape, chunks());
   progress.finish();
-  out.info(`wrote ${outputPath}: ${formatShape(shape)}, ${spec.kind ?? 'uniform'} data, seed ${spec.seed ?? 1}`);
+  out.info(`wrote ${outputPath === '-' ? 'standard output' : outputPath}: ${formatShape(shape)}, ${spec.kind ?? 'uniform'} data, seed ${spec.seed ?? 1}`);
   const expectedPath = stringFlag(values, 'expected');
   if (expectedPath !== undefined) {
-    const writer = await AtomicFileWriter.open(expectedPath);
+    const writer = await openOutput(expectedPath);
     try {
       const oracleProgress = Progress.forStderr(shape.B, 'batches (float64 oracle)', out.quiet);
       let b = 0;

@@ -4,7 +4,21 @@
 import { adapterName, unavailableReason, type AdapterReport, type RunEnv } from '@fa/core';
 import { formatBytes } from '@fa/io';
 import { LADDER } from '@fa/ladder';
+import { parse } from '../args.js';
+import { makeEnv } from '../env.js';
+import { EXIT, UsageError } from '../exit-codes.js';
 import { textTable } from '../table.js';
+
+export const LIST_OPTIONS = { json: { type: 'boolean' } } as const;
+
+/** hw4-cli --list [--json]. */
+export async function listCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parse('list', args, LIST_OPTIONS);
+  if (positionals.length > 0) throw new UsageError(`--list takes no file arguments (got ${positionals.join(' ')})`);
+  const env = await makeEnv({ gpu: true });
+  process.stdout.write(values.json === true ? `${JSON.stringify(listReport(env), null, 2)}\n` : `${formatList(env)}\n`);
+  return EXIT.ok;
+}
 
 export interface ListedRung {
   id: string;
@@ -32,6 +46,20 @@ export function listRungs(env: RunEnv): ListedRung[] {
     if (reason !== undefined) entry.reason = reason;
     return entry;
   });
+}
+
+/** What `--list --json` prints: the rungs, and the GPU adapter (or why there is none). */
+export interface ListReport {
+  rungs: ListedRung[];
+  /** The adapter the GPU rungs would use, or null without one. */
+  adapter: (AdapterReport & { name: string }) | null;
+  gpuUnavailableReason?: string;
+}
+
+export function listReport(env: RunEnv): ListReport {
+  const report: ListReport = { rungs: listRungs(env), adapter: env.gpu ? { name: adapterName(env.gpu.report), ...env.gpu.report } : null };
+  if (!env.gpu) report.gpuUnavailableReason = env.gpuUnavailableReason ?? 'unknown reason';
+  return report;
 }
 
 export function formatList(env: RunEnv): string {
