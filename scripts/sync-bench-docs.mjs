@@ -14,6 +14,6 @@ const text = readFileSync(page, 'utf8');
 const begin = '<!-- bench:begin -->';
 const end = '<!-- bench:end -->';
 if (!text.includes(begin) || !text.includes(end)) throw new Error(`${page} has no ${begin} … ${end} section`);
-const body = `${begin}\n<!-- generated from ${basename(source)} by scripts/sync-bench-docs.mjs; do not edit by hand -->\n\n![TFLOP/s per rung and shape](bench/${svg})\n\n${table.replace(/^## /m, '### ').replace(/^### (Time|Speedups|Max)/gm, '#### $1')}\n\n${end}`;
+const body = `${begin}\n<!-- generated from ${basename(source)} by scripts/sync-bench-docs.mjs; do not edit by hand -->\n\n![TFLOP/s per rung and shape](bench/${svg})\n\n${table.replace(/^(#{2,5}) /gm, '#$1 ')}\n\n${end}`;
 writeFileSync(page, text.slice(0, text.indexOf(begin)) + body + text.slice(text.indexOf(end) + end.length));
 process.stderr.write(`updated ${page} from ${source}\n`);
