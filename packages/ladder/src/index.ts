@@ -1,3 +1,5 @@
 export * from './ladder.js';
 export * from './cases.js';
 export * from './conformance.js';
+export * from './choice.js';
+export { CHOICE_TABLE } from './choice-table.js';

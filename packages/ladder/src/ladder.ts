@@ -2,12 +2,13 @@
  * The ladder: every rung in order, slowest idea first. This one array is the single source of the CLI's --impl
  * choices, the conformance suite, the benchmark and the docs index. Adding a rung = its files + one line here.
  */
-import { canRun, type RunEnv, type Rung, type RungDefinition } from '@fa/core';
+import type { RunEnv, Rung, RungDefinition } from '@fa/core';
 import type { Shape } from '@fa/io';
 import { fused, fusedMaxsmem, fusedSplitQ } from '@fa/fused';
 import { naive } from '@fa/naive';
 import { bankFree, coalesced, lmRegisters, prefetch, qRegisters, registerTiles, restructure, vec4 } from '@fa/optimized';
 import { cpu, seqAttention, seqFlash } from '@fa/reference';
+import { chooseRung } from './choice.js';
 
 /** The rungs in ladder order; a rung's number is its place here. */
 const RUNGS: readonly RungDefinition[] = [
@@ -34,15 +35,7 @@ export function findRung(id: string): Rung | undefined {
   return LADDER.find((rung) => rung.id === id);
 }
 
-/**
- * The rung hw4-cli uses when none is named: the highest one on the ladder that can run `shape` here. On a software
- * GPU (a fallback adapter such as Mesa's lavapipe) GPU rungs run on the same CPU cores, slower than the `cpu` rung,
- * so only CPU rungs are considered there.
- */
+/** The rung hw4-cli uses when none is named (see `chooseRung` for why). */
 export function fastestRung(shape: Shape, env: RunEnv): Rung {
-  const software = env.gpu?.report.isFallbackAdapter === true;
-  const usable = LADDER.filter((rung) => canRun(rung, shape, env) === true && !(software && rung.kind === 'gpu'));
-  const best = usable[usable.length - 1];
-  if (!best) throw new Error(`no rung can run ${shape.B}×${shape.N}×${shape.d} here`);
-  return best;
+  return chooseRung(shape, env, LADDER).rung;
 }

@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import type { AdapterReport, GpuContext, RunEnv } from '@fa/core';
+import { chooseRung, LADDER, shapeClass, type AdapterChoices } from '../src/index.js';
+
+/** A run environment with a pretend GPU: only what `canRun` and the rungs' plans read. */
+function envWith(report: Partial<AdapterReport>): RunEnv {
+  const full: AdapterReport = {
+    vendor: 'acme',
+    architecture: '',
+    device: 'gpu-1',
+    description: '',
+    features: ['subgroups', 'timestamp-query'],
+    isFallbackAdapter: false,
+    subgroupMinSize: 32,
+    subgroupMaxSize: 32,
+    limits: {
+      maxComputeWorkgroupStorageSize: 49152,
+      maxStorageBufferBindingSize: 2 ** 31 - 4,
+      maxBufferSize: 2 ** 40,
+      maxComputeInvocationsPerWorkgroup: 1024,
+      maxComputeWorkgroupSizeX: 1024,
+      maxComputeWorkgroupSizeY: 1024,
+      maxComputeWorkgroupSizeZ: 64,
+      maxComputeWorkgroupsPerDimension: 65535,
+      maxStorageBuffersPerShaderStage: 10,
+    },
+    ...report,
+  };
+  const gpu = { report: full, device: { features: new Set(full.features) }, hasTimestamps: true } as unknown as GpuContext;
+  return { gpu, threads: 2 };
+}
+
+const TABLE: AdapterChoices[] = [
+  {
+    vendor: 'acme',
+    device: 'gpu-1',
+    source: 'test table',
+    classes: [{ shapeClass: 'N ≤ 4096, d ≤ 64', ranking: ['q-registers', 'prefetch'], evidence: '2×2048×64: q-registers 1 ms' }],
+    overall: { shapeClass: 'every measured shape', ranking: ['register-tiles', 'prefetch'], evidence: 'all: register-tiles' },
+  },
+];
+const pick = (shape: { B: number; N: number; d: number }, env: RunEnv) => chooseRung(shape, env, LADDER, TABLE);
+
+describe('the automatic choice', () => {
+  it('classes shapes by N and d', () => {
+    expect(shapeClass({ B: 9, N: 128, d: 32 })).toBe('N ≤ 256, d ≤ 32');
+    expect(shapeClass({ B: 1, N: 2048, d: 64 })).toBe('N ≤ 4096, d ≤ 64');
+    expect(shapeClass({ B: 1, N: 32768, d: 80 })).toBe('N > 4096, d ≤ 128');
+    expect(shapeClass({ B: 1, N: 7, d: 256 })).toBe('N ≤ 256, d > 128');
+  });
+
+  it("takes the table's fastest rung for the shape's class, not the highest rung", () => {
+    const choice = pick({ B: 2, N: 2048, d: 64 }, envWith({}));
+    expect(choice.rung.id).toBe('q-registers');
+    expect(choice.reason).toContain('for N ≤ 4096, d ≤ 64');
+  });
+
+  it('falls back to the ranking over every measured shape for an unmeasured class', () => {
+    const choice = pick({ B: 1, N: 32768, d: 32 }, envWith({}));
+    expect(choice.rung.id).toBe('register-tiles');
+    expect(choice.reason).toContain('none measured for N > 4096, d ≤ 32');
+  });
+
+  it('skips a ranked rung that cannot run here', () => {
+    const choice = pick({ B: 1, N: 32768, d: 32 }, envWith({ features: ['timestamp-query'] }));
+    expect(choice.rung.kind).toBe('gpu');
+    expect(choice.rung.requires ?? []).not.toContain('subgroups');
+  });
+
+  it('uses the highest runnable rung on an adapter without a table, and CPU rungs on a software adapter', () => {
+    expect(pick({ B: 1, N: 64, d: 64 }, envWith({ vendor: 'other' })).rung.id).toBe(LADDER[LADDER.length - 1]?.id);
+    const software = pick({ B: 1, N: 64, d: 64 }, envWith({ isFallbackAdapter: true }));
+    expect(software.rung.id).toBe('cpu');
+    expect(software.reason).toContain('software adapter');
+  });
+});
