@@ -50,11 +50,18 @@ export function runFiltered(): Promise<number> {
     });
   }
   let pending = '';
+  // Dawn ends some messages with an empty line: dropped with them.
+  let afterNative = false;
+  const keep = (line: string): boolean => {
+    const drop = isNativeLine(line) || (afterNative && line === '');
+    afterNative = drop;
+    return !drop;
+  };
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (text: string) => {
     const lines = (pending + text).split('\n');
     pending = lines.pop() ?? '';
-    const kept = lines.filter((line) => !isNativeLine(line));
+    const kept = lines.filter(keep);
     if (kept.length > 0) process.stderr.write(`${kept.join('\n')}\n`);
     // A progress bar redraws one line with \r and no newline: pass it on at once.
     if (pending.startsWith('\r')) {
@@ -64,7 +71,7 @@ export function runFiltered(): Promise<number> {
   });
   return new Promise((resolve) => {
     child.on('close', (code, signal) => {
-      if (pending.length > 0 && !isNativeLine(pending)) process.stderr.write(pending);
+      if (pending.length > 0 && keep(pending)) process.stderr.write(pending);
       resolve(code ?? 128 + (signal ? constants.signals[signal] : 1));
     });
     child.on('error', (error) => {

@@ -36,6 +36,22 @@ describe.skipIf(gpuMissing !== undefined)(`hw4-cli on the GPU${gpuMissing ? ` (s
     expect(cli(['check', five, split, '--tolerance', '1e-5', '-q']).code).toBe(0);
   });
 
+  it('--list --json names the adapter', () => {
+    const report = JSON.parse(cli(['--list', '--json']).stdout) as { adapter: { name: string; vendor: string; limits: Record<string, number> } | null };
+    expect(report.adapter?.name).toMatch(/\S/);
+    expect(report.adapter?.limits.maxStorageBufferBindingSize).toBeGreaterThan(0);
+  });
+
+  it('a GPU rung named with --impl refuses ±40 data where float32 cannot meet 5e-3 (exit 2, nothing written)', () => {
+    const large = join(dir, 'large.bin');
+    cli(['gen', '--shape', '1,256,32', '--kind', 'large', large, '-q']);
+    const impl = gpuRungs[gpuRungs.length - 1]?.id ?? 'naive';
+    const output = join(dir, 'large.out');
+    const run = cli(['--impl', impl, large, output]);
+    expect(run.code).toBe(2);
+    expect(ownLines(run.stderr)).toEqual([expect.stringMatching(new RegExp(`rung ${impl} computes in float32 and cannot promise the tolerance`))]);
+  });
+
   it('the default rung is the highest GPU rung on the ladder, or cpu on a software GPU', () => {
     const software = cli(['--list']).stdout.includes('(software adapter');
     const run = cli(['--json', '-q', input, join(dir, 'default.out')]);

@@ -1,5 +1,5 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,4 +34,23 @@ export function tempFolder(): string {
 /** stderr without the two warnings Dawn prints on the software GPU. */
 export function ownLines(stderr: string): string[] {
   return stderr.split('\n').filter((l) => l.length > 0 && !l.startsWith('Warning: maxDynamic'));
+}
+
+/** The writer's temporary files in `folder`. */
+export function temporaries(folder: string): string[] {
+  return readdirSync(folder).filter((f) => f.endsWith('.tmp'));
+}
+
+/**
+ * Starts `hw4-cli --impl seq-attention INPUT folder/out.bin` on the CPU (slow enough to be caught), waits until its
+ * temporary output file exists, sends `signal`; resolves with the exit code and stderr.
+ */
+export async function interrupt(input: string, signal: NodeJS.Signals, folder: string): Promise<{ code: number | null; stderr: string }> {
+  const run = spawn(process.execPath, [CLI, '--impl', 'seq-attention', input, join(folder, 'out.bin')], { env: { ...process.env, FA_GPU: 'off' } });
+  let stderr = '';
+  run.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  const closed = new Promise<number | null>((resolve) => run.on('close', resolve));
+  for (let k = 0; k < 1000 && temporaries(folder).length === 0; k++) await new Promise((r) => setTimeout(r, 10));
+  run.kill(signal);
+  return { code: await closed, stderr };
 }

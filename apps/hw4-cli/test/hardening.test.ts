@@ -4,7 +4,7 @@ import { createReadStream, existsSync, lstatSync, mkdirSync, readdirSync, readFi
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { encodeHeader } from '@fa/io';
-import { CLI, cli, ownLines, tempFolder } from './cli-helpers.js';
+import { CLI, cli, interrupt, ownLines, tempFolder, temporaries } from './cli-helpers.js';
 
 const dir = tempFolder();
 const cpuOnly = { FA_GPU: 'off' };
@@ -24,7 +24,6 @@ const floats = (path: string): Float32Array => {
   const bytes = readFileSync(path);
   return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4);
 };
-const temporaries = (folder: string): string[] => readdirSync(folder).filter((f) => f.endsWith('.tmp'));
 
 /** Runs the CLI with `stdin` piped in; resolves with its exit code and output bytes. */
 function cliPiped(args: string[], stdin: Buffer): { code: number | null; stdout: Buffer; stderr: string } {
@@ -154,39 +153,14 @@ describe('overflow and NaN (defect 3)', () => {
   });
 });
 
-describe('signals and stale temporary files (defect 4)', () => {
+describe('stale temporary files (defect 4; the signals are in exit-codes.test.ts)', () => {
   const slow = join(dir, 'slow.bin');
   cli(['gen', '--shape', '1,2048,64', '--seed', '1', slow, '-q']);
-
-  /** Starts a slow run, waits for its temporary file, sends `signal`; resolves with the exit code. */
-  async function interrupt(signal: NodeJS.Signals, folder: string): Promise<{ code: number | null; stderr: string }> {
-    const run = spawn(process.execPath, [CLI, '--impl', 'seq-attention', slow, join(folder, 'out.bin')], { env: { ...process.env, ...cpuOnly } });
-    let stderr = '';
-    run.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    const closed = new Promise<number | null>((resolve) => run.on('close', resolve));
-    for (let k = 0; k < 500 && temporaries(folder).length === 0; k++) await new Promise((r) => setTimeout(r, 10));
-    run.kill(signal);
-    return { code: await closed, stderr };
-  }
-
-  it.each([
-    ['SIGHUP', 129],
-    ['SIGINT', 130],
-    ['SIGTERM', 143],
-  ] as const)('%s: exit %i, no temporary file left', async (signal, code) => {
-    const folder = join(dir, `signal-${signal}`);
-    mkdirSync(folder);
-    const result = await interrupt(signal, folder);
-    expect(result.code).toBe(code);
-    expect(result.stderr).toMatch(new RegExp(`\\(${signal}\\); no output was written`));
-    expect(temporaries(folder)).toEqual([]);
-    expect(existsSync(join(folder, 'out.bin'))).toBe(false);
-  });
 
   it('a run killed outright leaves its temporary file; the next run for the same output removes it', async () => {
     const folder = join(dir, 'killed');
     mkdirSync(folder);
-    await interrupt('SIGKILL', folder);
+    await interrupt(slow, 'SIGKILL', folder);
     expect(temporaries(folder)).toHaveLength(1);
     expect(cli(['--impl', 'cpu', '-q', input, join(folder, 'out.bin')], cpuOnly).code).toBe(0);
     expect(temporaries(folder)).toEqual([]);

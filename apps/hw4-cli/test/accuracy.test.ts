@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import type { Rung } from '@fa/core';
+import { chunkStats, generateInput, type Shape } from '@fa/io';
+import { findRung } from '@fa/ladder';
+import { chooseForAccuracy, fp32Risk, type AccuracyPolicy } from '../src/accuracy.js';
+import { ExitError } from '../src/exit-codes.js';
+
+const cpu = findRung('cpu') as Rung;
+/** Stands for the default GPU rung of a real GPU: any float32 rung. */
+const fp32 = { ...(findRung('seq-flash') as Rung), id: 'some-gpu-rung', kind: 'gpu' } as Rung;
+const policy = (named: boolean, allowInaccurate = false): AccuracyPolicy => ({ chosen: fp32, named, allowInaccurate, tolerance: 5e-3, accurate: cpu });
+
+function risk(kind: 'uniform' | 'large', shape: Shape): ReturnType<typeof fp32Risk> {
+  return fp32Risk(chunkStats(generateInput({ shape, kind, seed: 1 }), shape.B, shape), shape);
+}
+
+describe('accuracy routing (defect 2)', () => {
+  const shape = { B: 2, N: 256, d: 32 };
+
+  it('leaves ordinary data (±3) on the chosen float32 rung, with no note', () => {
+    const r = risk('uniform', shape);
+    expect(r.error).toBeLessThan(1e-4);
+    expect(chooseForAccuracy(policy(false), r)).toEqual({ rung: fp32 });
+  });
+
+  it('sends the default run on ±40 data, N ≥ 256, d ≥ 32, to the float64 cpu rung with a one-line note', () => {
+    const r = risk('large', shape);
+    expect(r.error).toBeGreaterThan(5e-3);
+    const choice = chooseForAccuracy(policy(false), r);
+    expect(choice.rung.id).toBe('cpu');
+    expect(choice.note).toMatch(/^hw4-cli: note: large values in this input: its scores reach about .* computing with the float64 cpu rung$/);
+  });
+
+  it('stops a named float32 rung with exit 2, unless --allow-inaccurate', () => {
+    const r = risk('large', shape);
+    const error = (() => {
+      try {
+        chooseForAccuracy(policy(true), r);
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(error).toBeInstanceOf(ExitError);
+    expect((error as ExitError).exitCode).toBe(2);
+    expect(chooseForAccuracy(policy(true, true), r)).toMatchObject({ rung: fp32, note: expect.stringMatching(/--allow-inaccurate/) as unknown });
+  });
+
+  it('flags products beyond float32 as overflow, and skips batches whose K or V are not finite', () => {
+    const base = { maxAbsV: 1, nonFiniteQRows: [], nonFiniteKV: false };
+    expect(fp32Risk([{ ...base, maxQNorm: 1e20, maxKNorm: 1e20 }], shape).overflow).toBe(true);
+    expect(fp32Risk([{ ...base, maxQNorm: 1e20, maxKNorm: 1e20, nonFiniteKV: true }], shape)).toMatchObject({ overflow: false, error: 0 });
+    expect(chooseForAccuracy({ ...policy(false), chosen: cpu }, fp32Risk([{ ...base, maxQNorm: 1e20, maxKNorm: 1e20 }], shape))).toEqual({ rung: cpu });
+  });
+});
