@@ -25,11 +25,24 @@ export function registerTilesBytes(d: number, { BR, BC }: RegisterTiles): number
   return 16 * (d * columnVec4 + BC * (d / 4 + 1) + (BC * d) / 4 + BC * columnVec4);
 }
 
-/** Why `tiles` cannot work for head size d, or undefined when they can. */
-export function registerTilesProblem(d: number, { BR, BC, G }: RegisterTiles): string | undefined {
+/** The register bounds of a kernel of this family (its WGSL constants). */
+export interface TileKernelShape {
+  /** OC_MAX: most vec4 columns of O per invocation. */
+  ocMax: number;
+  /** LD_MAX: most vec4s of K_j one invocation prefetches per tile (rung 15), if it prefetches. */
+  ldMax?: number;
+}
+
+export const REGISTER_TILES_SHAPE: TileKernelShape = { ocMax: OC_MAX };
+
+/** Why `tiles` cannot work for head size d in `kernel`, or undefined when they can. */
+export function registerTilesProblem(d: number, { BR, BC, G }: RegisterTiles, kernel: TileKernelShape = REGISTER_TILES_SHAPE): string | undefined {
+  const { ocMax, ldMax } = kernel;
   if (BR % 4 !== 0) return `Br = ${BR} is not a multiple of 4`;
   if (BC % G !== 0 || BC / G > TC_MAX) return `Bc = ${BC} is not a multiple of G = ${G} up to ${TC_MAX}·G`;
-  if (Math.ceil(d / 4 / G) > OC_MAX) return `d = ${d} needs more than ${OC_MAX} vec4 columns per invocation with G = ${G}`;
+  if (Math.ceil(d / 4 / G) > ocMax) return `d = ${d} needs more than ${ocMax} vec4 columns per invocation with G = ${G}`;
+  const invocations = (BR / 4) * G;
+  if (ldMax !== undefined && Math.ceil((BC * d) / 4 / invocations) > ldMax) return `a tile of ${BC} keys needs more than ${ldMax} vec4 loads per invocation`;
   return undefined;
 }
 
@@ -53,12 +66,12 @@ const CANDIDATES: readonly (readonly [number, number])[] = [
 ];
 
 /** The tiles this rung uses: the first candidate that is valid for d and whose workgroup memory fits the adapter. */
-export function registerTilesFor(shape: Shape, gpu: GpuContext): RegisterTiles | string {
+export function registerTilesFor(shape: Shape, gpu: GpuContext, kernel: TileKernelShape = REGISTER_TILES_SHAPE): RegisterTiles | string {
   const G = rowGroupSize(shape.d, gpu);
   const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
   for (const [BR, BC] of CANDIDATES) {
     const tiles = { BR, BC, G };
-    if (registerTilesProblem(shape.d, tiles) === undefined && registerTilesBytes(shape.d, tiles) <= limit) return tiles;
+    if (registerTilesProblem(shape.d, tiles, kernel) === undefined && registerTilesBytes(shape.d, tiles) <= limit) return tiles;
   }
   return `tiles for d = ${shape.d} need ${formatBytes(registerTilesBytes(shape.d, { BR: 16, BC: 16, G }))} of workgroup memory, over this GPU's ${formatBytes(limit)}`;
 }
@@ -86,7 +99,6 @@ export const registerTiles = singlePassRung({
     if (head !== true) return head;
     const tiles = registerTilesFor(shape, gpu);
     if (typeof tiles === 'string') return tiles;
-    const problem = registerTilesProblem(shape.d, tiles);
-    return problem ?? registerTilesPlan(shape, tiles);
+    return registerTilesPlan(shape, tiles);
   },
 });

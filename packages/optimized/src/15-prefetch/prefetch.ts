@@ -4,10 +4,13 @@
  */
 import type { Shape } from '@fa/io';
 import { gpuHeadSizeSupport, singlePassRung, type GpuContext } from '@fa/core';
-import { registerTilesFor, registerTilesPlan, registerTilesProblem } from '../14-register-tiles/register-tiles.js';
+import { registerTilesFor, registerTilesPlan, type TileKernelShape } from '../14-register-tiles/register-tiles.js';
 import code from './prefetch.wgsl';
 
 export const PREFETCH_KERNEL = { label: 'prefetch.wgsl', code };
+
+/** prefetch.wgsl's register bounds (OC_MAX, LD_MAX). */
+export const PREFETCH_SHAPE: TileKernelShape = { ocMax: 8, ldMax: 16 };
 
 export const prefetch = singlePassRung({
   id: 'prefetch',
@@ -18,8 +21,7 @@ export const prefetch = singlePassRung({
   plan: (shape: Shape, gpu: GpuContext) => {
     const head = gpuHeadSizeSupport(shape);
     if (head !== true) return head;
-    const tiles = registerTilesFor(shape, gpu);
-    if (typeof tiles === 'string') return tiles;
-    return registerTilesProblem(shape.d, tiles) ?? registerTilesPlan(shape, tiles);
+    const tiles = registerTilesFor(shape, gpu, PREFETCH_SHAPE);
+    return typeof tiles === 'string' ? tiles : registerTilesPlan(shape, tiles);
   },
 });
