@@ -67,18 +67,18 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
         "ranking": [
           "prefetch",
           "register-tiles",
-          "q-registers",
-          "coalesced",
-          "restructure",
-          "vec4",
-          "bank-free",
-          "lm-registers",
-          "fused-split-q",
-          "naive",
-          "fused-maxsmem",
-          "fused"
+          "q-registers"
         ],
-        "evidence": "2×32768×64: prefetch 22.6 ms, register-tiles 26.1 ms; 26×32768×64: prefetch 285.0 ms, register-tiles 331.2 ms"
+        "evidence": "2×32768×64: prefetch 22.6 ms, register-tiles 26.1 ms; 26×32768×64: prefetch 285.0 ms, register-tiles 331.2 ms; 2×32767×64: prefetch 22.6 ms, register-tiles 26.3 ms"
+      },
+      {
+        "shapeClass": "N > 4096, d ≤ 128",
+        "ranking": [
+          "prefetch",
+          "register-tiles",
+          "q-registers"
+        ],
+        "evidence": "4×8192×128: prefetch 7.408 ms, register-tiles 10.9 ms; 4×8192×80: prefetch 6.793 ms, register-tiles 7.821 ms"
       }
     ],
     "overall": {
@@ -86,18 +86,9 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
       "ranking": [
         "prefetch",
         "register-tiles",
-        "q-registers",
-        "coalesced",
-        "vec4",
-        "restructure",
-        "bank-free",
-        "lm-registers",
-        "fused-split-q",
-        "naive",
-        "fused-maxsmem",
-        "fused"
+        "q-registers"
       ],
-      "evidence": "13600×128×32: prefetch 1.592 ms, register-tiles 1.666 ms; 10×2048×64: prefetch 0.541 ms, register-tiles 0.597 ms; 500×2048×64: prefetch 21.9 ms, register-tiles 25.5 ms; 4×32768×32: prefetch 22.9 ms, register-tiles 23.9 ms; 2×32768×64: prefetch 22.6 ms, register-tiles 26.1 ms; 26×32768×64: prefetch 285.0 ms, register-tiles 331.2 ms"
+      "evidence": "13600×128×32: prefetch 1.592 ms, register-tiles 1.666 ms; 10×2048×64: prefetch 0.541 ms, register-tiles 0.597 ms; 500×2048×64: prefetch 21.9 ms, register-tiles 25.5 ms; 4×32768×32: prefetch 22.9 ms, register-tiles 23.9 ms; 2×32768×64: prefetch 22.6 ms, register-tiles 26.1 ms; 26×32768×64: prefetch 285.0 ms, register-tiles 331.2 ms; 4×8192×128: prefetch 7.408 ms, register-tiles 10.9 ms; 2×32767×64: prefetch 22.6 ms, register-tiles 26.3 ms; 4×8192×80: prefetch 6.793 ms, register-tiles 7.821 ms"
     }
   }
 ];
