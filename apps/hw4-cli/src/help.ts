@@ -50,6 +50,7 @@ const COMMAND_DOCS: Record<string, Record<string, readonly [string, string]>> = 
   },
   ladder: { shape: ['B,N,d', `shape of the generated input (default ${DEFAULT_LADDER_SHAPE})`], impl: ['ID,ID,...', 'rungs to run (default: all)'] },
   conformance: { impl: ['ID,ID,...', 'rungs to check (default: all)'] },
+  list: { shape: ['B,N,d', 'show the default rung for this shape (default: for each bench shape)'] },
   bench: { impl: ['ID,ID,...', 'rungs to time (default: all)'] },
 };
 
@@ -68,7 +69,11 @@ export const COMMANDS: Record<string, CommandHelp> = {
       'a float32 rung named with --impl stops with exit 2 on them instead, unless --allow-inaccurate.',
     options: RUN_OPTIONS,
   },
-  list: { usage: 'hw4-cli --list [--json]', about: 'rungs in ladder order, availability here and why not, and the GPU adapter', options: LIST_OPTIONS },
+  list: {
+    usage: 'hw4-cli --list [--json] [--shape B,N,d]',
+    about: 'rungs in ladder order, availability here and why not, the GPU adapter, and which rung a run without --impl would use and why',
+    options: LIST_OPTIONS,
+  },
   ladder: { usage: 'hw4-cli ladder [options]', about: 'run every rung on one generated input, check each against the oracle, print the table', options: LADDER_OPTIONS },
   gen: { usage: 'hw4-cli gen --shape B,N,d [options] OUTPUT', about: 'write a deterministic input file (OUTPUT - writes to standard output)', options: GEN_OPTIONS },
   check: {
@@ -118,7 +123,8 @@ reading and writing the hw4 binary format.
 
 Usage
   hw4-cli [--impl ID] [options] INPUT OUTPUT     compute OUTPUT from INPUT (the assignment's program)
-  hw4-cli --list [--json]                        rungs in ladder order, availability here, and the GPU
+  hw4-cli --list [--json] [--shape B,N,d]        rungs in ladder order, availability here, the GPU, and the
+                                                 rung a run without --impl would use, and why
   hw4-cli ladder [--shape B,N,d] [--impl IDS]    run every rung on a generated input, check each, print the table
   hw4-cli gen --shape B,N,d [options] OUTPUT     write a deterministic input file
   hw4-cli check INPUT OUTPUT [--expected FILE]   compare OUTPUT with the float64 oracle (or FILE)

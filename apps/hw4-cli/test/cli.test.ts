@@ -171,6 +171,17 @@ describe('hw4-cli information', () => {
     expect(text.stdout).toMatch(/GPU: none \(GPU disabled by FA_GPU=off\)/);
   });
 
+  it('--list says which rung a run without --impl would use, and why', () => {
+    const run = cli(['--list', '--json', '--shape', '3,100,64'], cpuOnly);
+    expect(run.code).toBe(0);
+    const { choices } = JSON.parse(run.stdout) as { choices: { shape: { B: number; N: number; d: number }; rung: string; reason: string }[] };
+    expect(choices).toEqual([{ shape: { B: 3, N: 100, d: 64 }, rung: 'cpu', reason: expect.stringMatching(/no GPU/) as unknown as string }]);
+    const text = cli(['--list'], cpuOnly).stdout;
+    expect(text).toMatch(/Without --impl, hw4-cli would use/);
+    expect(text).toMatch(/B=26, N=32768, d=64: cpu, no GPU/);
+    expect(cli(['--list', '--shape', '3,x,64'], cpuOnly).code).toBe(2);
+  });
+
   it('ladder runs every available rung on a generated input and prints the table', () => {
     const run = cli(['ladder', '--shape', '2,64,32', '--json', '-q'], cpuOnly);
     expect(run.code, run.stderr).toBe(0);

@@ -1,22 +1,26 @@
 /**
- * hw4-cli --list [--json]: the rungs in ladder order, whether each can run here and why not, and the GPU adapter.
+ * hw4-cli --list [--json] [--shape B,N,d]: the rungs in ladder order, whether each can run here and why not, the GPU
+ * adapter, and which rung a run without --impl would use (for the given shape, or for each bench shape) and why.
  */
 import { adapterName, unavailableReason, type AdapterReport, type RunEnv } from '@fa/core';
-import { formatBytes } from '@fa/io';
-import { LADDER } from '@fa/ladder';
-import { parse } from '../args.js';
+import { formatBytes, formatShape, parseShape, type Shape } from '@fa/io';
+import { chooseRung, LADDER } from '@fa/ladder';
+import { parse, stringFlag } from '../args.js';
+import { DEFAULT_BENCH_SHAPES } from './bench.js';
 import { makeEnv } from '../env.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { textTable } from '../table.js';
 
-export const LIST_OPTIONS = { json: { type: 'boolean' } } as const;
+export const LIST_OPTIONS = { json: { type: 'boolean' }, shape: { type: 'string', short: 's' } } as const;
 
 /** hw4-cli --list [--json]. */
 export async function listCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse('list', args, LIST_OPTIONS);
   if (positionals.length > 0) throw new UsageError(`--list takes no file arguments (got ${positionals.join(' ')})`);
+  const shapeText = stringFlag(values, 'shape');
+  const shapes = (shapeText ?? DEFAULT_BENCH_SHAPES).split(/\s+/).filter((t) => t.length > 0).map(parseShape);
   const env = await makeEnv({ gpu: true });
-  process.stdout.write(values.json === true ? `${JSON.stringify(listReport(env), null, 2)}\n` : `${formatList(env)}\n`);
+  process.stdout.write(values.json === true ? `${JSON.stringify(listReport(env, shapes), null, 2)}\n` : `${formatList(env, shapes)}\n`);
   return EXIT.ok;
 }
 
@@ -48,24 +52,41 @@ export function listRungs(env: RunEnv): ListedRung[] {
   });
 }
 
-/** What `--list --json` prints: the rungs, and the GPU adapter (or why there is none). */
+/** The rung a run without --impl would use for a shape, and why. */
+export interface ListedChoice {
+  shape: Shape;
+  rung: string;
+  reason: string;
+}
+
+export function listChoices(env: RunEnv, shapes: readonly Shape[]): ListedChoice[] {
+  return shapes.map((shape) => {
+    const { rung, reason } = chooseRung(shape, env, LADDER);
+    return { shape, rung: rung.id, reason };
+  });
+}
+
+/** What `--list --json` prints: the rungs, the GPU adapter (or why there is none), and the default choices. */
 export interface ListReport {
   rungs: ListedRung[];
+  choices: ListedChoice[];
   /** The adapter the GPU rungs would use, or null without one. */
   adapter: (AdapterReport & { name: string }) | null;
   gpuUnavailableReason?: string;
 }
 
-export function listReport(env: RunEnv): ListReport {
-  const report: ListReport = { rungs: listRungs(env), adapter: env.gpu ? { name: adapterName(env.gpu.report), ...env.gpu.report } : null };
+export function listReport(env: RunEnv, shapes: readonly Shape[]): ListReport {
+  const report: ListReport = { rungs: listRungs(env), choices: listChoices(env, shapes), adapter: env.gpu ? { name: adapterName(env.gpu.report), ...env.gpu.report } : null };
   if (!env.gpu) report.gpuUnavailableReason = env.gpuUnavailableReason ?? 'unknown reason';
   return report;
 }
 
-export function formatList(env: RunEnv): string {
+export function formatList(env: RunEnv, shapes: readonly Shape[]): string {
   const rows = listRungs(env).map((r) => [String(r.index), r.id, r.kind, r.available ? 'yes' : 'no', r.available ? r.title : r.reason ?? '']);
-  const lines = ['Rungs, slowest idea first (the default is the highest one that can run the input\'s shape):', textTable(['#', 'id', 'kind', 'here', 'title, or why not here'], rows), ''];
+  const lines = ['Rungs, slowest idea first:', textTable(['#', 'id', 'kind', 'here', 'title, or why not here'], rows), ''];
   lines.push(env.gpu ? formatAdapter(env.gpu.report) : `GPU: none (${env.gpuUnavailableReason ?? 'unknown reason'})`);
+  lines.push('', 'Without --impl, hw4-cli would use (choose another shape with --shape B,N,d):');
+  for (const choice of listChoices(env, shapes)) lines.push(`  ${formatShape(choice.shape)}: ${choice.rung}, ${choice.reason}`);
   return lines.join('\n');
 }
 
