@@ -88,17 +88,21 @@ export function registerTilesPlan({ N, d }: Shape, tiles: RegisterTiles): Single
   };
 }
 
+/** The plan of a kernel of this family with register bounds `kernel`, for a shape on an adapter, or why not. */
+export function registerTilesPlanFor(kernel: TileKernelShape) {
+  return (shape: Shape, gpu: GpuContext): SinglePassPlan | string => {
+    const head = gpuHeadSizeSupport(shape);
+    if (head !== true) return head;
+    const tiles = registerTilesFor(shape, gpu, kernel);
+    return typeof tiles === 'string' ? tiles : registerTilesPlan(shape, tiles);
+  };
+}
+
 export const registerTiles = singlePassRung({
   id: 'register-tiles',
   title: 'GPU, FlashAttention-2 register tiling: 4 rows × Bc/G keys of S and 4 rows × d/G columns of O per invocation',
   delta: 'Each value read from workgroup memory feeds 16 multiply-adds instead of 4; row statistics through subgroup shuffles; exp2 with the scale folded into Q.',
   requires: ['subgroups'],
   kernel: REGISTER_TILES_KERNEL,
-  plan: (shape: Shape, gpu: GpuContext) => {
-    const head = gpuHeadSizeSupport(shape);
-    if (head !== true) return head;
-    const tiles = registerTilesFor(shape, gpu);
-    if (typeof tiles === 'string') return tiles;
-    return registerTilesPlan(shape, tiles);
-  },
+  plan: registerTilesPlanFor(REGISTER_TILES_SHAPE),
 });

@@ -2,9 +2,8 @@
  * Rung 15, prefetch: rung 14's kernel with the next K/V tile loaded into registers while the current one computes
  * (prefetch.wgsl). Same tiles and plan as rung 14.
  */
-import type { Shape } from '@fa/io';
-import { gpuHeadSizeSupport, singlePassRung, type GpuContext } from '@fa/core';
-import { registerTilesFor, registerTilesPlan, type TileKernelShape } from '../14-register-tiles/register-tiles.js';
+import { singlePassRung } from '@fa/core';
+import { registerTilesPlanFor, type TileKernelShape } from '../14-register-tiles/register-tiles.js';
 import code from './prefetch.wgsl';
 
 export const PREFETCH_KERNEL = { label: 'prefetch.wgsl', code };
@@ -18,10 +17,5 @@ export const prefetch = singlePassRung({
   delta: 'Issues the global loads of tile j + 1 before computing tile j, so their latency hides behind the S and P̃V loops.',
   requires: ['subgroups'],
   kernel: PREFETCH_KERNEL,
-  plan: (shape: Shape, gpu: GpuContext) => {
-    const head = gpuHeadSizeSupport(shape);
-    if (head !== true) return head;
-    const tiles = registerTilesFor(shape, gpu, PREFETCH_SHAPE);
-    return typeof tiles === 'string' ? tiles : registerTilesPlan(shape, tiles);
-  },
+  plan: registerTilesPlanFor(PREFETCH_SHAPE),
 });
