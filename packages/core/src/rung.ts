@@ -31,7 +31,7 @@ export interface RungDefinition {
   readonly requires?: readonly GPUFeatureName[];
   /** Whether the rung can run `shape` here: true, or the reason it cannot. */
   supports(shape: Shape, env: RunEnv): true | string;
-  prepare(env: RunEnv, shape: Shape): Promise<Runner>;
+  prepare(env: RunEnv, shape: Shape, options?: PrepareOptions): Promise<Runner>;
   /** The WGSL of a GPU rung's kernels (for the docs, the ladder's header checks and diffs between rungs). */
   readonly kernels?: readonly KernelSource[];
 }
@@ -40,6 +40,14 @@ export interface RungDefinition {
 export interface Rung extends RungDefinition {
   /** Position on the ladder (1 = slowest idea), from the ladder table. */
   readonly index: number;
+}
+
+export interface PrepareOptions {
+  /**
+   * The most batches the caller will pass to one `run` (e.g. the batches of one input chunk): GPU rungs size their
+   * buffers to it instead of to the whole shape, so setup allocates for a chunk, not for the file.
+   */
+  maxBatchesPerRun?: number;
 }
 
 export interface RunStats {

@@ -13,6 +13,7 @@ import {
   type AttentionBuffers,
   type GpuContext,
   type KernelEncoder,
+  type PrepareOptions,
   type RungDefinition,
 } from '@fa/core';
 import type { Shape } from '@fa/io';
@@ -26,7 +27,7 @@ const WG = 256;
 const STEPS = ['scores', 'row_max', 'exponentiate', 'row_sum', 'update_o', 'update_ml'] as const;
 type Step = (typeof STEPS)[number];
 
-async function prepareNaive(gpu: GpuContext, shape: Shape) {
+async function prepareNaive(gpu: GpuContext, shape: Shape, options?: PrepareOptions) {
   const supported = gpuHeadSizeSupport(shape);
   if (supported !== true) throw new UnsupportedShapeError(`naive: ${supported}`);
   const { device } = gpu;
@@ -96,7 +97,7 @@ async function prepareNaive(gpu: GpuContext, shape: Shape) {
         },
       };
     },
-  });
+  }, options);
 }
 
 /** One Tile struct per K/V tile, at the uniform offset alignment: N, batches, kv0, first, scale. */
@@ -120,9 +121,9 @@ export const naive: RungDefinition = {
   delta: 'Moves to the GPU with one thread per element of each step: six dispatches per K/V tile, every step through GPU memory.',
   kernels: [NAIVE_KERNEL],
   supports: (shape) => gpuHeadSizeSupport(shape),
-  prepare: (env, shape) => {
+  prepare: (env, shape, options) => {
     if (!env.gpu) throw new UnsupportedShapeError('naive needs a GPU');
-    return prepareNaive(env.gpu, shape);
+    return prepareNaive(env.gpu, shape, options);
   },
 };
 

@@ -6,7 +6,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { adapterName, canRun, type Runner, type Rung, type RunEnv } from '@fa/core';
+import { adapterName, canRun, type PrepareOptions, type Runner, type Rung, type RunEnv } from '@fa/core';
 import {
   attentionFlops,
   DEFAULT_TOLERANCE,
@@ -77,7 +77,8 @@ export async function runCommand(args: string[]): Promise<number> {
       const rung = chosen ?? fastestRung(shape, env);
       const allowed = canRun(rung, shape, env);
       if (allowed !== true) throw new UsageError(`rung ${rung.id} cannot run ${formatShape(shape)} here: ${allowed}`);
-      const runners = new Runners(env, shape);
+      const chunkBatches = input.batchesPerChunk(chunkMb ? { chunkBytes: chunkMb * 2 ** 20 } : {});
+      const runners = new Runners(env, shape, { maxBatchesPerRun: chunkBatches });
       const policy: AccuracyPolicy = {
         chosen: rung,
         named: chosen !== undefined,
@@ -91,7 +92,7 @@ export async function runCommand(args: string[]): Promise<number> {
       try {
         const first = await runners.get(rung);
         tSetup = performance.now();
-        const perChunk = Math.min(first.maxBatchesPerRun, input.batchesPerChunk(chunkMb ? { chunkBytes: chunkMb * 2 ** 20 } : {}));
+        const perChunk = Math.min(first.maxBatchesPerRun, chunkBatches);
         const chunks = input.chunks({ batchesPerChunk: perChunk, allowNonFinite, shared: first.prefersSharedInput === true, stats: true });
         result = await streamThrough({ policy, runners, chunks, writer, shape, progress, out, allowNonFinite });
       } finally {
@@ -113,19 +114,20 @@ export async function runCommand(args: string[]): Promise<number> {
   }
 }
 
-/** Prepared runners by rung id: the chosen one, and the accurate one when some batches need it. */
+/** Prepared runners by rung id (the chosen one, and the accurate one when some batches need it), sized to a chunk. */
 class Runners {
   private readonly prepared = new Map<string, Promise<Runner>>();
 
   constructor(
     private readonly env: RunEnv,
     private readonly shape: Shape,
+    private readonly options: PrepareOptions,
   ) {}
 
   get(rung: Rung): Promise<Runner> {
     let runner = this.prepared.get(rung.id);
     if (!runner) {
-      runner = rung.prepare(this.env, this.shape);
+      runner = rung.prepare(this.env, this.shape, this.options);
       this.prepared.set(rung.id, runner);
     }
     return runner;

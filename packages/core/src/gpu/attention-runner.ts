@@ -5,7 +5,7 @@
  */
 import { formatShape, matrixFloats, type Shape } from '@fa/io';
 import type { GpuContext } from '../gpu-context.js';
-import type { Runner, RunStats } from '../rung.js';
+import type { PrepareOptions, Runner, RunStats } from '../rung.js';
 import { checked } from './errors.js';
 import { batchesPerRun } from './plan.js';
 import { PassTimer } from './timing.js';
@@ -34,9 +34,16 @@ export interface KernelEncoder {
 }
 
 /** Allocates everything a rung needs for `shape` and returns its Runner. */
-export async function prepareAttentionRunner(gpu: GpuContext, shape: Shape, rung: string, kernel: AttentionKernel): Promise<Runner> {
+export async function prepareAttentionRunner(
+  gpu: GpuContext,
+  shape: Shape,
+  rung: string,
+  kernel: AttentionKernel,
+  options: PrepareOptions = {},
+): Promise<Runner> {
   const floats = matrixFloats(shape);
-  const maxBatches = batchesPerRun(gpu, shape, { 'Q, K and V': 12 * floats, O: 4 * floats, ...kernel.scratchBytesPerBatch }, rung);
+  const fits = batchesPerRun(gpu, shape, { 'Q, K and V': 12 * floats, O: 4 * floats, ...kernel.scratchBytesPerBatch }, rung);
+  const maxBatches = Math.max(1, Math.min(fits, options.maxBatchesPerRun ?? fits));
   const created: { destroy(): void }[] = [];
   const track = <T extends { destroy(): void }>(resource: T): T => {
     created.push(resource);

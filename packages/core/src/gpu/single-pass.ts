@@ -8,7 +8,7 @@
 import { formatBytes, type Shape } from '@fa/io';
 import { UnsupportedShapeError } from '../errors.js';
 import type { GpuContext } from '../gpu-context.js';
-import type { RunEnv, RungDefinition } from '../rung.js';
+import type { PrepareOptions, RunEnv, RungDefinition } from '../rung.js';
 import { prepareAttentionRunner, type AttentionBuffers } from './attention-runner.js';
 import { checked } from './errors.js';
 import { computePipelines, type KernelSource } from './pipeline.js';
@@ -63,10 +63,10 @@ export function singlePassRung(rung: SinglePassRung): RungDefinition {
       const plan = planFor(shape, env);
       return typeof plan === 'string' ? plan : true;
     },
-    prepare: (env, shape) => {
+    prepare: (env, shape, options) => {
       const plan = planFor(shape, env);
       if (typeof plan === 'string' || !env.gpu) throw new UnsupportedShapeError(`${rung.id}: ${typeof plan === 'string' ? plan : 'needs a GPU'}`);
-      return prepareSinglePass(rung, env.gpu, shape, plan);
+      return prepareSinglePass(rung, env.gpu, shape, plan, options);
     },
   };
 }
@@ -100,7 +100,7 @@ export function checkUniforms(rung: string, kernel: KernelSource, values: Readon
   return fields;
 }
 
-async function prepareSinglePass(rung: SinglePassRung, gpu: GpuContext, shape: Shape, plan: SinglePassPlan) {
+async function prepareSinglePass(rung: SinglePassRung, gpu: GpuContext, shape: Shape, plan: SinglePassPlan, options?: PrepareOptions) {
   const { device } = gpu;
   const scratchNames = Object.keys(plan.scratchBytesPerBatch ?? {});
   const fields = checkUniforms(rung.id, rung.kernel, plan.uniforms(1));
@@ -143,5 +143,5 @@ async function prepareSinglePass(rung: SinglePassRung, gpu: GpuContext, shape: S
         },
       };
     },
-  });
+  }, options);
 }
