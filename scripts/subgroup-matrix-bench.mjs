@@ -1,0 +1,142 @@
+#!/usr/bin/env node
+// What subgroup matrices (Dawn's chromium-experimental-subgroup-matrix, f16 → f32, 16×16×16) deliver in a
+// FlashAttention-shaped loop, measured before a tensor-core rung is designed on them. One subgroup (32 invocations)
+// per workgroup owns 16 query rows; per tile of 64 keys at d = 64 it does 16 multiply-accumulates for S = Q Kᵀ and
+// 16 for O += P V, every operand loaded from workgroup memory. Two variants:
+//   mma: S stays in registers and P is a fixed matrix (the loads are loop-invariant, so the compiler may keep them
+//        in registers): close to the matrix units' own rate;
+//   fa:  S goes to workgroup memory, the 32 invocations turn it into P = 2^(S − 1) in f16, and P comes back as a
+//        left matrix: the round trip a plain f16 FlashAttention tile needs for its softmax.
+// Needs a GPU with the feature (an H100 through Dawn with allow_unsafe_apis and vulkan_enable_f16_on_nvidia); prints
+// the adapter's subgroup-matrix configurations and TFLOP/s (2·16·16·16 flops per multiply-accumulate, best of 5).
+// Usage: npm run bundle && cp scripts/subgroup-matrix-bench.mjs bundle/hw4-cli/ && node bundle/hw4-cli/subgroup-matrix-bench.mjs
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const webgpu = require('webgpu');
+const { GPUBufferUsage, GPUMapMode } = webgpu.globals;
+const instance = webgpu.create(['enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia', 'disable-dawn-features=timestamp_quantization']);
+const adapter = await instance.requestAdapter({ powerPreference: 'high-performance' });
+const FEATURES = ['shader-f16', 'subgroups', 'timestamp-query', 'chromium-experimental-subgroup-matrix'];
+const missing = FEATURES.filter((f) => !adapter?.features.has(f));
+if (!adapter || missing.length > 0) {
+  process.stderr.write(`subgroup-matrix-bench: this GPU lacks ${adapter ? missing.join(', ') : 'an adapter'}; nothing to measure\n`);
+  process.exit(2);
+}
+const configs = adapter.info.subgroupMatrixConfigs ?? [];
+const describe = (c) => `${c.componentType}→${c.resultComponentType} ${c.M}×${c.N}×${c.K}`;
+console.log(`adapter: ${adapter.info.vendor} ${adapter.info.device}; subgroup matrices: ${configs.map(describe).join(', ') || 'not listed'}`);
+const device = await adapter.requestDevice({ requiredFeatures: FEATURES });
+
+const TILES = 512;
+const WORKGROUPS = 132 * 64;
+const load = (type, array, offset, major) => `subgroupMatrixLoad<${type}, ${major}>(&${array}, ${offset}, 64u)`;
+const sBlock = (n, k) => load('R', 'Kt', `${n}u * 16u * 64u + 16u * ${k}`, 'col_major');
+const vBlock = (n, k) => load('R', 'Kt', `(16u * ${k}) * 64u + ${16 * n}u`, 'row_major');
+
+function kernel(variant) {
+  const roundTrip = `
+    subgroupMatrixStore<row_major>(&Sf, 0u, s0, 64u);
+    subgroupMatrixStore<row_major>(&Sf, 16u, s1, 64u);
+    subgroupMatrixStore<row_major>(&Sf, 32u, s2, 64u);
+    subgroupMatrixStore<row_major>(&Sf, 48u, s3, 64u);
+    workgroupBarrier();
+    for (var e = t; e < 16u * 64u; e += 32u) { Pt[e] = f16(exp2(Sf[e] - 1.0)); }
+    workgroupBarrier();`;
+  const keep = `
+    if (it == 0xffffffffu) {
+      subgroupMatrixStore<row_major>(&out, 0u, s0, 16u);
+      subgroupMatrixStore<row_major>(&out, 0u, s1, 16u);
+      subgroupMatrixStore<row_major>(&out, 0u, s2, 16u);
+      subgroupMatrixStore<row_major>(&out, 0u, s3, 16u);
+    }`;
+  return `
+enable f16;
+enable chromium_experimental_subgroup_matrix;
+alias L = subgroup_matrix_left<f16, 16, 16>;
+alias R = subgroup_matrix_right<f16, 16, 16>;
+alias A = subgroup_matrix_result<f32, 16, 16>;
+@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+var<workgroup> Qt: array<f16, 16 * 64>;   // 16 query rows × d = 64
+var<workgroup> Kt: array<f16, 64 * 64>;   // 64 keys × d (also used as V)
+var<workgroup> Pt: array<f16, 16 * 64>;   // P: 16 rows × 64 keys
+var<workgroup> Sf: array<f32, 16 * 64>;   // S in f32
+@compute @workgroup_size(32)
+fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec3u) {
+  for (var e = t; e < 64u * 64u; e += 32u) {
+    Kt[e] = f16(f32(e % 5u) * 0.01);
+    if (e < 16u * 64u) {
+      Qt[e] = f16(f32(e % 7u) * 0.01);
+      Pt[e] = f16(f32(e % 3u) * 0.01);
+    }
+  }
+  workgroupBarrier();
+  var o0 = A(); var o1 = A(); var o2 = A(); var o3 = A();
+  for (var it = 0u; it < ${TILES}u; it++) {
+    var s0 = A(); var s1 = A(); var s2 = A(); var s3 = A();
+    for (var k = 0u; k < 4u; k++) {
+      let q = ${load('L', 'Qt', '16u * k', 'row_major')};
+      s0 = subgroupMatrixMultiplyAccumulate(q, ${sBlock(0, 'k')}, s0);
+      s1 = subgroupMatrixMultiplyAccumulate(q, ${sBlock(1, 'k')}, s1);
+      s2 = subgroupMatrixMultiplyAccumulate(q, ${sBlock(2, 'k')}, s2);
+      s3 = subgroupMatrixMultiplyAccumulate(q, ${sBlock(3, 'k')}, s3);
+    }
+    ${variant === 'fa' ? roundTrip : keep}
+    for (var k = 0u; k < 4u; k++) {
+      let p = ${load('L', 'Pt', '16u * k', 'row_major')};
+      o0 = subgroupMatrixMultiplyAccumulate(p, ${vBlock(0, 'k')}, o0);
+      o1 = subgroupMatrixMultiplyAccumulate(p, ${vBlock(1, 'k')}, o1);
+      o2 = subgroupMatrixMultiplyAccumulate(p, ${vBlock(2, 'k')}, o2);
+      o3 = subgroupMatrixMultiplyAccumulate(p, ${vBlock(3, 'k')}, o3);
+    }
+  }
+  let base = wid.x * 1024u;
+  subgroupMatrixStore<row_major>(&out, base, o0, 16u);
+  subgroupMatrixStore<row_major>(&out, base + 256u, o1, 16u);
+  subgroupMatrixStore<row_major>(&out, base + 512u, o2, 16u);
+  subgroupMatrixStore<row_major>(&out, base + 768u, o3, 16u);
+}`;
+}
+
+/** The same 32 multiply-accumulates per tile with every operand loaded into registers before the loop. */
+function residentKernel() {
+  const lefts = [0, 1, 2, 3].map((k) => `  let q${k} = ${load('L', 'Qt', `${16 * k}u`, 'row_major')};`).join('\n');
+  const rights = [0, 1, 2, 3].flatMap((n) => [0, 1, 2, 3].map((k) => `  let k${n}${k} = ${sBlock(n, `${k}u`)};`)).join('\n');
+  const step = [0, 1, 2, 3].flatMap((n) => [0, 1, 2, 3].map((k) => `    s${n} = subgroupMatrixMultiplyAccumulate(q${k}, k${n}${k}, s${n});`)).join('\n');
+  return kernel('mma')
+    .replace(/var o0 = A\(\);[^\n]*\n[\s\S]*\n {2}let base/, `var s0 = A(); var s1 = A(); var s2 = A(); var s3 = A();\n${lefts}\n${rights}\n  for (var it = 0u; it < ${TILES}u; it++) {\n${step}\n${step}\n  }\n  let o0 = s0; let o1 = s1; let o2 = s2; let o3 = s3;\n  let base`);
+}
+
+const out = device.createBuffer({ size: WORKGROUPS * 1024 * 4, usage: GPUBufferUsage.STORAGE });
+const REPEATS = 6;
+for (const variant of ['resident', 'mma', 'fa']) {
+  const module = device.createShaderModule({ code: variant === 'resident' ? residentKernel() : kernel(variant) });
+  const error = (await module.getCompilationInfo()).messages.find((m) => m.type === 'error');
+  if (error) throw new Error(`${variant}: line ${error.lineNum}: ${error.message.split('\n')[0]}`);
+  const pipeline = await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+  const group = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: out } }] });
+  const querySet = device.createQuerySet({ type: 'timestamp', count: 2 * REPEATS });
+  const resolved = device.createBuffer({ size: 16 * REPEATS, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+  const readable = device.createBuffer({ size: 16 * REPEATS, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  const encoder = device.createCommandEncoder();
+  for (let k = 0; k < REPEATS; k++) {
+    const pass = encoder.beginComputePass({ timestampWrites: { querySet, beginningOfPassWriteIndex: 2 * k, endOfPassWriteIndex: 2 * k + 1 } });
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, group);
+    pass.dispatchWorkgroups(WORKGROUPS);
+    pass.end();
+  }
+  encoder.resolveQuerySet(querySet, 0, 2 * REPEATS, resolved, 0);
+  encoder.copyBufferToBuffer(resolved, 0, readable, 0, 16 * REPEATS);
+  device.queue.submit([encoder.finish()]);
+  await readable.mapAsync(GPUMapMode.READ);
+  const stamps = new BigUint64Array(readable.getMappedRange().slice(0));
+  readable.unmap();
+  // The first dispatch warms the GPU up; the other five are timed.
+  const ms = Array.from({ length: REPEATS - 1 }, (_, k) => Number(stamps[2 * k + 3] - stamps[2 * k + 2]) / 1e6);
+  const flops = WORKGROUPS * TILES * 32 * 2 * 16 * 16 * 16;
+  const best = Math.min(...ms);
+  console.log(`${variant}: ${ms.map((x) => x.toFixed(2)).join(' ')} ms, best ${(flops / best / 1e9).toFixed(1)} TFLOP/s`);
+}
+device.destroy();
+process.exit(0);
