@@ -171,6 +171,17 @@ describe('hw4-cli information', () => {
     expect(text.stdout).toMatch(/GPU: none \(GPU disabled by FA_GPU=off\)/);
   });
 
+  it('writes the same file in many chunks, the last one partial, as in one', () => {
+    const input = join(dir, 'chunks.bin');
+    expect(cli(['gen', '--shape', '7,100,32', '--seed', '4', '-q', input]).code).toBe(0);
+    const whole = join(dir, 'chunks-whole.out');
+    const pieces = join(dir, 'chunks-pieces.out');
+    expect(cli(['--impl', 'seq-flash', '-q', input, whole], cpuOnly).code).toBe(0);
+    // 0.2 MiB holds 5 batches of 100×32: chunks of 5 and 2 batches.
+    expect(cli(['--impl', 'seq-flash', '-q', '--chunk-mb', '0.2', input, pieces], cpuOnly).code).toBe(0);
+    expect(readFileSync(pieces).equals(readFileSync(whole))).toBe(true);
+  });
+
   it('--list says which rung a run without --impl would use, and why', () => {
     const run = cli(['--list', '--json', '--shape', '3,100,64'], cpuOnly);
     expect(run.code).toBe(0);
