@@ -17,7 +17,7 @@ export const FUSED_WG = 128;
 export const FIXED_TILES: Tiles = { BR: 16, BC: 16 };
 
 /** Workgroup bytes of f32 arrays of these lengths: each variable is padded to a multiple of 16 bytes (Dawn). */
-function workgroupBytes(...lengths: number[]): number {
+export function workgroupBytes(...lengths: number[]): number {
   return lengths.reduce((sum, n) => sum + Math.ceil((4 * n) / 16) * 16, 0);
 }
 

@@ -36,8 +36,6 @@ export const BENCH_OPTIONS = {
 /** The shapes the ladder's docs report: the large cases of the original suite and one beyond it. */
 export const DEFAULT_BENCH_SHAPES = '13600,128,32 10,2048,64 500,2048,64 4,32768,32 2,32768,64 26,32768,64';
 const SAMPLED_ROWS = 16;
-/** The format's contract: a rung whose output is further than this from the oracle is not timed. */
-const CONTRACT_TOLERANCE = DEFAULT_TOLERANCE;
 
 export async function benchCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse('bench', args, BENCH_OPTIONS);
@@ -207,11 +205,11 @@ async function benchShape(shape: Shape, ctx: ShapeContext): Promise<BenchShape> 
       }
       const runner = await rung.prepare(env, shape);
       try {
-        // The first run is the check: a rung beyond the contract on the sampled rows is not timed.
+        // The first run is the check: a rung beyond the format's contract (DEFAULT_TOLERANCE) on the sampled rows is not timed.
         const first = await measure(runner, input, shape, 0, 1);
         cell.maxError = maxErrorOf(rowsOf(first.output));
-        if (!(cell.maxError <= CONTRACT_TOLERANCE)) {
-          cell.reason = `wrong output: max error ${cell.maxError.toExponential(2)} on sampled rows, over ${CONTRACT_TOLERANCE}`;
+        if (!(cell.maxError <= DEFAULT_TOLERANCE)) {
+          cell.reason = `wrong output: max error ${cell.maxError.toExponential(2)} on sampled rows, over ${DEFAULT_TOLERANCE}`;
           info(`  ${rung.id}: ${cell.reason}`);
           continue;
         }

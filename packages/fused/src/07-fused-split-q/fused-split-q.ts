@@ -4,30 +4,38 @@
  */
 import { formatBytes, type Shape } from '@fa/io';
 import { gpuHeadSizeSupport, singlePassRung, type GpuContext, type SinglePassPlan } from '@fa/core';
-import { FUSED_WG, largestTiles, splitQStorageBytes } from '../tiles.js';
+import { FUSED_WG, largestTiles, splitQStorageBytes, type Tiles } from '../tiles.js';
 import code from './fused-split-q.wgsl';
 
 /**
- * The plan of fused-split-q.wgsl, and of the kernels copied from it that keep its tiles and workgroup memory (rungs
- * 8-10: vec4 arrays of Bc·d/4 elements take the bytes of f32 arrays of Bc·d): the largest square tiles that fit with
- * O_i on chip, one workgroup per (batch, query tile).
+ * The plan of a kernel that runs one workgroup per (batch, query tile) with the largest square tiles (balanced over N)
+ * whose workgroup memory `bytesOf` fits the adapter, and `invocations` invocations per workgroup.
  */
-export function splitQPlan(shape: Shape, gpu: GpuContext): SinglePassPlan | string {
-  const head = gpuHeadSizeSupport(shape);
-  if (head !== true) return head;
-  const { N, d } = shape;
-  const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
-  const tiles = largestTiles(limit, d, N, splitQStorageBytes);
-  if (!tiles) return `tiles for d = ${d} need ${formatBytes(splitQStorageBytes(d, { BR: 1, BC: 1 }))} of workgroup memory, over this GPU's ${formatBytes(limit)}`;
-  const Tr = Math.ceil(N / tiles.BR);
-  return {
-    constants: { D: d, BR: tiles.BR, BC: tiles.BC, WG: FUSED_WG },
-    workgroupBytes: splitQStorageBytes(d, tiles),
-    workgroups: (batches) => batches * Tr,
-    uniforms: (batches) => ({ N, batches, scale: 1 / Math.sqrt(d) }),
-    summary: `Br = ${tiles.BR}, Bc = ${tiles.BC}`,
+export function largestTilesPlan(bytesOf: (d: number, tiles: Tiles) => number, invocations: (tiles: Tiles, d: number) => number) {
+  return (shape: Shape, gpu: GpuContext): SinglePassPlan | string => {
+    const head = gpuHeadSizeSupport(shape);
+    if (head !== true) return head;
+    const { N, d } = shape;
+    const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
+    const tiles = largestTiles(limit, d, N, bytesOf);
+    if (!tiles) return `tiles for d = ${d} need ${formatBytes(bytesOf(d, { BR: 1, BC: 1 }))} of workgroup memory, over this GPU's ${formatBytes(limit)}`;
+    const Tr = Math.ceil(N / tiles.BR);
+    const WG = invocations(tiles, d);
+    return {
+      constants: { D: d, BR: tiles.BR, BC: tiles.BC, WG },
+      workgroupBytes: bytesOf(d, tiles),
+      workgroups: (batches) => batches * Tr,
+      uniforms: (batches) => ({ N, batches, scale: 1 / Math.sqrt(d) }),
+      summary: `Br = ${tiles.BR}, Bc = ${tiles.BC}, ${WG} invocations`,
+    };
   };
 }
+
+/**
+ * The plan of fused-split-q.wgsl, and of the kernels copied from it that keep its tiles and workgroup memory (rungs
+ * 8-10: vec4 arrays of Bc·d/4 elements take the bytes of f32 arrays of Bc·d).
+ */
+export const splitQPlan = largestTilesPlan(splitQStorageBytes, () => FUSED_WG);
 
 export const fusedSplitQ = singlePassRung({
   id: 'fused-split-q',

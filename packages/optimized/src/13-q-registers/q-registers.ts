@@ -6,8 +6,7 @@
  */
 import { formatBytes, type Shape } from '@fa/io';
 import { gpuHeadSizeSupport, singlePassRung, type GpuContext } from '@fa/core';
-import type { Tiles } from '@fa/fused';
-import { workgroupBytes } from '../11-lm-registers/lm-registers.js';
+import { workgroupBytes, type Tiles } from '@fa/fused';
 import code from './q-registers.wgsl';
 
 /** Query rows per workgroup: one invocation each, two warps of 32. */
