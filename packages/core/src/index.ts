@@ -2,4 +2,5 @@ export * from './rung.js';
 export * from './errors.js';
 export * from './gpu-context.js';
 export * from './run-all.js';
+export * from './stream.js';
 export * from './gpu/index.js';

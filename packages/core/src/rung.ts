@@ -29,6 +29,12 @@ export interface RungDefinition {
   readonly delta: string;
   /** WebGPU features the rung needs. */
   readonly requires?: readonly GPUFeatureName[];
+  /**
+   * Set when the rung rounds its operands below float32 (e.g. to f16) and so may miss the 5e-3 contract on ordinary
+   * data: the automatic choice never picks it, and the conformance suite holds it to a plain computation at that
+   * precision instead of to the float32 baseline.
+   */
+  readonly reducedPrecision?: 'f16';
   /** Whether the rung can run `shape` here: true, or the reason it cannot. */
   supports(shape: Shape, env: RunEnv): true | string;
   prepare(env: RunEnv, shape: Shape, options?: PrepareOptions): Promise<Runner>;
@@ -53,6 +59,10 @@ export interface PrepareOptions {
 export interface RunStats {
   /** Time the GPU spent, from timestamp queries, when available. */
   gpuMs?: number;
+  /** Host time spent copying the input into upload staging memory (GPU rungs). */
+  uploadMs?: number;
+  /** Host time spent waiting for and copying the output out of readback memory (GPU rungs). */
+  readbackMs?: number;
 }
 
 export interface Runner {
@@ -60,6 +70,11 @@ export interface Runner {
   readonly maxBatchesPerRun: number;
   /** True when the runner works best on SharedArrayBuffer-backed input (worker threads read it without a copy). */
   readonly prefersSharedInput?: boolean;
+  /**
+   * How many `run` calls may be in flight at once (default 1). GPU runners take 2: the next chunk is uploaded while
+   * the current one computes and the previous one is read back, each through its own staging and readback buffers.
+   */
+  readonly concurrentRuns?: number;
   /**
    * Computes O for `batches` consecutive batches. `input` holds Q, K, V per batch (batches·3·N·d floats),
    * `output` receives O per batch (batches·N·d floats).

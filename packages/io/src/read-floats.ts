@@ -39,27 +39,34 @@ export function stdinSource(): ByteSource {
   };
 }
 
+/** Memory for `bytes` bytes of data read from a file (fresh, or a reused buffer from a pool). */
+export type Allocate = (bytes: number) => Uint8Array;
+
+/** A fresh ArrayBuffer of `bytes` bytes. */
+export const freshBytes: Allocate = (bytes) => new Uint8Array(new ArrayBuffer(bytes));
+
+/** A fresh SharedArrayBuffer of `bytes` bytes (worker threads read it without a copy). */
+export const freshSharedBytes: Allocate = (bytes) => new Uint8Array(new SharedArrayBuffer(bytes));
+
 /** `bytes` bytes from `position`, as floats; `name` is how a file that shrinks mid-read is called. */
-export async function readFloats(handle: ByteSource, position: number, bytes: number, name: string, shared = false): Promise<Float32Array> {
-  const storage = shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes);
-  const target = new Uint8Array(storage);
+export async function readFloats(handle: ByteSource, position: number, bytes: number, name: string, allocate: Allocate = freshBytes): Promise<Float32Array> {
+  const target = allocate(bytes);
   let done = 0;
   while (done < bytes) {
     const { bytesRead } = await handle.read(target, done, Math.min(bytes - done, 1 << 30), position + done);
     if (bytesRead === 0) throw new Hw4FormatError(`${name}: file shrank while being read (at byte ${position + done})`);
     done += bytesRead;
   }
-  if (BIG_ENDIAN_HOST) Buffer.from(storage).swap32();
-  return new Float32Array(storage);
+  if (BIG_ENDIAN_HOST) Buffer.from(target.buffer, target.byteOffset, bytes).swap32();
+  return new Float32Array(target.buffer, target.byteOffset, bytes / 4);
 }
 
 /**
  * Up to `bytes` bytes read in order from a stream (standard input, a pipe): fewer only when it ends first. As raw
  * bytes when `raw`, else the caller views them as floats (little-endian whatever the host).
  */
-export async function readStreamFloats(handle: ByteSource, bytes: number, name: string, raw = false, shared = false): Promise<Uint8Array> {
-  const storage = shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes);
-  const target = new Uint8Array(storage);
+export async function readStreamFloats(handle: ByteSource, bytes: number, name: string, raw = false, allocate: Allocate = freshBytes): Promise<Uint8Array> {
+  const target = allocate(bytes);
   let done = 0;
   while (done < bytes) {
     let bytesRead: number;
@@ -71,6 +78,6 @@ export async function readStreamFloats(handle: ByteSource, bytes: number, name: 
     if (bytesRead === 0) break;
     done += bytesRead;
   }
-  if (BIG_ENDIAN_HOST && !raw) Buffer.from(storage).swap32();
+  if (BIG_ENDIAN_HOST && !raw) Buffer.from(target.buffer, target.byteOffset, done - (done % 4)).swap32();
   return target.subarray(0, done);
 }

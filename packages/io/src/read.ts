@@ -9,7 +9,7 @@ import { isatty } from 'node:tty';
 import { Hw4FormatError, Hw4IoError, Hw4NonFiniteError } from './errors.js';
 import { countNonFinite, firstNonFinite, formatPosition, inputPosition } from './finite.js';
 import { parseHeader, parseStreamHeader } from './header.js';
-import { readFloats, readStreamFloats, stdinSource, type ByteSource } from './read-floats.js';
+import { freshBytes, freshSharedBytes, readFloats, readStreamFloats, stdinSource, type Allocate, type ByteSource } from './read-floats.js';
 import { ioError } from './io-error.js';
 import { STDIO_PATH } from './output-target.js';
 import { HEADER_BYTES, inputBatchBytes, inputFileBytes, matrixFloats, type Shape } from './shape.js';
@@ -38,12 +38,50 @@ export interface ChunkOptions {
   shared?: boolean;
   /** Compute each batch's statistics (row norms, non-finite rows) while reading. Default false. */
   stats?: boolean;
+  /**
+   * Read into buffers from this pool instead of fresh ones; the consumer gives each chunk's data back with
+   * `pool.give(chunk.data)` once done with it, and host memory stays at a few chunks however large the file.
+   */
+  pool?: ChunkPool;
+}
+
+/**
+ * Reusable chunk buffers. A fresh 32-64 MiB buffer per chunk costs its page faults every time and leaves the old
+ * ones to the garbage collector; a pool keeps the few that are in use at once and hands them out again.
+ */
+export class ChunkPool {
+  private readonly free: Uint8Array[] = [];
+  /** Buffers this pool has created. */
+  created = 0;
+
+  constructor(
+    /** SharedArrayBuffer-backed (for worker threads). */
+    readonly shared = false,
+  ) {}
+
+  /** `bytes` bytes, from a returned buffer when one is large enough. */
+  readonly take: Allocate = (bytes) => {
+    const index = this.free.findIndex((buffer) => buffer.byteLength >= bytes);
+    if (index >= 0) return (this.free.splice(index, 1)[0] as Uint8Array).subarray(0, bytes);
+    this.created += 1;
+    return (this.shared ? freshSharedBytes : freshBytes)(bytes);
+  };
+
+  /** Gives a chunk's data back for reuse; the caller must not use it afterwards. */
+  give(data: ArrayBufferView): void {
+    this.free.push(new Uint8Array(data.buffer));
+  }
 }
 
 export const DEFAULT_CHUNK_BYTES = 64 * 1024 * 1024;
 
 /** An open hw4 input file whose header has been validated. Close it when done (chunks() closes it at the end). */
 export class Hw4Input {
+  /** Milliseconds spent reading batches so far (reads ahead overlap the consumer's work). */
+  readMs = 0;
+  /** Milliseconds spent on the statistics of chunks so far. */
+  statsMs = 0;
+
   private constructor(
     readonly path: string,
     readonly name: string,
@@ -102,9 +140,13 @@ export class Hw4Input {
   async *chunks(options: ChunkOptions = {}): AsyncGenerator<InputChunk> {
     const perChunk = this.batchesPerChunk(options);
     const batchBytes = inputBatchBytes(this.shape);
-    const shared = options.shared ?? false;
-    const read = (first: number): Promise<Float32Array> =>
-      this.readBatches(first, Math.min(perChunk, this.shape.B - first), batchBytes, shared);
+    const allocate = options.pool?.take ?? (options.shared ? freshSharedBytes : freshBytes);
+    const read = (first: number): Promise<Float32Array> => {
+      const t = performance.now();
+      return this.readBatches(first, Math.min(perChunk, this.shape.B - first), batchBytes, allocate).finally(() => {
+        this.readMs += performance.now() - t;
+      });
+    };
     // One read ahead: chunk k+1 is read from disk while chunk k is checked and consumed.
     let pending: Promise<Float32Array> | undefined = read(0);
     try {
@@ -112,7 +154,9 @@ export class Hw4Input {
         const data: Float32Array = await pending!;
         pending = first + perChunk < this.shape.B ? read(first + perChunk) : undefined;
         const batches = Math.min(perChunk, this.shape.B - first);
+        const t = performance.now();
         const stats = options.stats ? chunkStats(data, batches, this.shape) : undefined;
+        this.statsMs += performance.now() - t;
         if (!options.allowNonFinite && (stats ? hasNonFinite(stats) : firstNonFinite(data) >= 0)) {
           const ahead = await pending?.catch(() => undefined);
           pending = undefined;
@@ -139,9 +183,9 @@ export class Hw4Input {
   }
 
   /** Batches `first`… of the file; a stream must be read in order, which chunks() does. */
-  private async readBatches(first: number, batches: number, batchBytes: number, shared: boolean): Promise<Float32Array> {
-    if (!this.stream) return readFloats(this.handle, HEADER_BYTES + first * batchBytes, batches * batchBytes, this.name, shared);
-    const bytes = await readStreamFloats(this.handle, batches * batchBytes, this.name, false, shared);
+  private async readBatches(first: number, batches: number, batchBytes: number, allocate: Allocate): Promise<Float32Array> {
+    if (!this.stream) return readFloats(this.handle, HEADER_BYTES + first * batchBytes, batches * batchBytes, this.name, allocate);
+    const bytes = await readStreamFloats(this.handle, batches * batchBytes, this.name, false, allocate);
     if (bytes.byteLength < batches * batchBytes) {
       throw new Hw4FormatError(
         `${this.name}: stream is truncated: the header (B=${this.shape.B}, N=${this.shape.N}, d=${this.shape.d}) needs ${this.fileBytes} bytes but it ended after ${HEADER_BYTES + first * batchBytes + bytes.byteLength}`,
@@ -164,7 +208,7 @@ export class Hw4Input {
     const step = Math.max(1, Math.floor((64 * 1024 * 1024) / batchBytes));
     try {
       for (let b = first + batches + (ahead ? ahead.length / (batchBytes / 4) : 0); b < this.shape.B; b += step) {
-        count += countNonFinite(await this.readBatches(b, Math.min(step, this.shape.B - b), batchBytes, false));
+        count += countNonFinite(await this.readBatches(b, Math.min(step, this.shape.B - b), batchBytes, freshBytes));
       }
     } catch {
       // a short stream: count what was there

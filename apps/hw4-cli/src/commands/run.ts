@@ -6,9 +6,10 @@
  */
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { adapterName, canRun, type PrepareOptions, type Runner, type Rung, type RunEnv } from '@fa/core';
+import { adapterName, canRun, chunkBytesFor, streamChunks, type PrepareOptions, type Runner, type Rung, type RunEnv, type StreamReport } from '@fa/core';
 import {
   attentionFlops,
+  ChunkPool,
   DEFAULT_TOLERANCE,
   firstNonFinite,
   formatShape,
@@ -16,7 +17,6 @@ import {
   Hw4Input,
   Hw4IoError,
   maskNonFiniteOutput,
-  matrixFloats,
   openOutput,
   STDIO_PATH,
   zeroNonFinite,
@@ -77,7 +77,7 @@ export async function runCommand(args: string[]): Promise<number> {
       const rung = chosen ?? fastestRung(shape, env);
       const allowed = canRun(rung, shape, env);
       if (allowed !== true) throw new UsageError(`rung ${rung.id} cannot run ${formatShape(shape)} here: ${allowed}`);
-      const chunkBatches = input.batchesPerChunk(chunkMb ? { chunkBytes: chunkMb * 2 ** 20 } : {});
+      const chunkBatches = input.batchesPerChunk({ chunkBytes: chunkMb ? chunkMb * 2 ** 20 : chunkBytesFor() });
       const runners = new Runners(env, shape, { maxBatchesPerRun: chunkBatches });
       const policy: AccuracyPolicy = {
         chosen: rung,
@@ -93,17 +93,19 @@ export async function runCommand(args: string[]): Promise<number> {
         const first = await runners.get(rung);
         tSetup = performance.now();
         const perChunk = Math.min(first.maxBatchesPerRun, chunkBatches);
-        const chunks = input.chunks({ batchesPerChunk: perChunk, allowNonFinite, shared: first.prefersSharedInput === true, stats: true });
-        result = await streamThrough({ policy, runners, chunks, writer, shape, progress, out, allowNonFinite });
+        const pool = new ChunkPool(first.prefersSharedInput === true);
+        const chunks = input.chunks({ batchesPerChunk: perChunk, allowNonFinite, pool, stats: true });
+        result = await streamThrough({ policy, runners, chunks, pool, writer, shape, progress, out, allowNonFinite });
       } finally {
         progress.finish();
         await runners.dispose();
       }
       const tCommit = performance.now();
       await writer.commit();
-      result.times.outputMs += performance.now() - tCommit;
+      const commitMs = performance.now() - tCommit;
       if (chosen === undefined && !env.gpu && env.gpuUnavailableReason?.includes('FA_GPU') !== true) out.info(`hw4-cli: note: no GPU here (${env.gpuUnavailableReason ?? 'unknown reason'})`);
-      report(out, rung, env, shape, inputPath, outputPath, result, { totalMs: performance.now() - t0, setupMs: tSetup - t0 });
+      const reading = { readMs: input.readMs, statsMs: input.statsMs };
+      report(out, rung, env, shape, inputPath, outputPath, result, { totalMs: performance.now() - t0, setupMs: tSetup - t0, commitMs, ...reading });
       return EXIT.ok;
     } catch (error) {
       await writer.abort();
@@ -140,15 +142,8 @@ class Runners {
   }
 }
 
-interface StreamTimes {
-  inputMs: number;
-  computeMs: number;
-  outputMs: number;
-  gpuMs?: number;
-}
-
 interface StreamResult {
-  times: StreamTimes;
+  stream: StreamReport;
   /** Batches computed by each rung, in first-use order. */
   batchesByRung: Map<string, number>;
   notes: string[];
@@ -158,6 +153,7 @@ interface StreamJob {
   policy: AccuracyPolicy;
   runners: Runners;
   chunks: AsyncGenerator<InputChunk>;
+  pool: ChunkPool;
   writer: OutputWriter;
   shape: Shape;
   progress: Progress;
@@ -165,25 +161,24 @@ interface StreamJob {
   allowNonFinite: boolean;
 }
 
-/** Reads chunk k+1 while chunk k computes; picks each chunk's rung for accuracy, checks and writes its output. */
+/** What the CLI decided about a chunk before computing it. */
+interface ChunkPlan {
+  rung: Rung;
+  risk: Fp32Risk;
+  nonFinite: boolean;
+}
+
+/**
+ * The CLI's stages of the chunk loop (`streamChunks` in @fa/core): picks each chunk's rung for accuracy, zeroes
+ * non-finite input when allowed, then checks, masks and writes each chunk's output in order.
+ */
 async function streamThrough(job: StreamJob): Promise<StreamResult> {
-  const { chunks, shape } = job;
-  const size = matrixFloats(shape);
-  const result: StreamResult = { times: { inputMs: 0, computeMs: 0, outputMs: 0 }, batchesByRung: new Map(), notes: [] };
-  const { times } = result;
-  let next = chunks.next();
-  // One output buffer for every chunk: a fresh 20-60 MiB array per chunk costs its page faults each time (measured
-  // about 17 ms per 21 MiB on the H100 host), and each write completes before the next chunk computes.
-  let outputBuffer = new Float32Array(0);
-  try {
-    for (;;) {
-      let t = performance.now();
-      const item = await next;
-      times.inputMs += performance.now() - t;
-      if (item.done) return result;
-      const chunk = item.value;
-      next = chunks.next();
-      next.catch(() => undefined);
+  const { shape } = job;
+  const plans = new Map<InputChunk, ChunkPlan>();
+  const result: Omit<StreamResult, 'stream'> = { batchesByRung: new Map(), notes: [] };
+  const stream = await streamChunks(job.chunks, shape, {
+    sharedOutput: job.pool.shared,
+    runnerFor: (chunk) => {
       const stats = chunk.stats ?? [];
       const risk = fp32Risk(stats, shape);
       const choice = chooseForAccuracy(job.policy, risk);
@@ -191,46 +186,36 @@ async function streamThrough(job: StreamJob): Promise<StreamResult> {
         result.notes.push(choice.note);
         job.out.info(choice.note);
       }
-      const nonFinite = job.allowNonFinite && hasNonFinite(stats);
-      if (nonFinite) zeroNonFinite(chunk.data);
-      t = performance.now();
-      const runner = await job.runners.get(choice.rung);
-      if (outputBuffer.length < chunk.batches * size) outputBuffer = new Float32Array(chunk.batches * size);
-      const O = outputBuffer.subarray(0, chunk.batches * size);
-      const gpuMs = await runInPieces(runner, chunk.data, chunk.batches, O, shape);
-      if (gpuMs !== undefined) times.gpuMs = (times.gpuMs ?? 0) + gpuMs;
-      times.computeMs += performance.now() - t;
-      checkFinite(choice.rung, O, chunk.firstBatch, shape, risk);
-      if (nonFinite) maskNonFiniteOutput(O, stats, shape);
-      result.batchesByRung.set(choice.rung.id, (result.batchesByRung.get(choice.rung.id) ?? 0) + chunk.batches);
-      t = performance.now();
+      plans.set(chunk, { rung: choice.rung, risk, nonFinite: job.allowNonFinite && hasNonFinite(stats) });
+      return job.runners.get(choice.rung);
+    },
+    prepare: (chunk) => {
+      if (plans.get(chunk)?.nonFinite === true) zeroNonFinite(chunk.data);
+    },
+    release: (chunk) => {
+      job.pool.give(chunk.data);
+    },
+    deliver: async (chunk, O) => {
+      const plan = plans.get(chunk) as ChunkPlan;
+      plans.delete(chunk);
+      checkFinite(plan.rung, O, chunk.firstBatch, shape, plan.risk);
+      if (plan.nonFinite) maskNonFiniteOutput(O, chunk.stats ?? [], shape);
+      result.batchesByRung.set(plan.rung.id, (result.batchesByRung.get(plan.rung.id) ?? 0) + chunk.batches);
       await job.writer.write(O);
-      times.outputMs += performance.now() - t;
       job.progress.update(chunk.firstBatch + chunk.batches);
-    }
-  } catch (error) {
-    await next.catch(() => undefined);
-    await chunks.return(undefined).catch(() => undefined);
-    throw error;
-  }
+    },
+  });
+  return { ...result, stream };
 }
 
-/** Runs `batches` batches in runs of at most the runner's maxBatchesPerRun; returns the GPU time, when measured. */
-async function runInPieces(runner: Runner, input: Float32Array, batches: number, output: Float32Array, shape: Shape): Promise<number | undefined> {
-  const size = matrixFloats(shape);
-  const step = Math.max(1, runner.maxBatchesPerRun);
-  let gpuMs: number | undefined;
-  for (let b = 0; b < batches; b += step) {
-    const n = Math.min(step, batches - b);
-    const whole = b === 0 && n === batches;
-    const stats = await runner.run(
-      whole ? input : input.subarray(3 * b * size, 3 * (b + n) * size),
-      n,
-      whole ? output : output.subarray(b * size, (b + n) * size),
-    );
-    if (stats.gpuMs !== undefined) gpuMs = (gpuMs ?? 0) + stats.gpuMs;
-  }
-  return gpuMs;
+interface WholeTimes {
+  totalMs: number;
+  setupMs: number;
+  commitMs: number;
+  /** Reading the file (threads of the file system, overlapping everything else). */
+  readMs: number;
+  /** Input statistics (on this thread, between the other stages). */
+  statsMs: number;
 }
 
 function report(
@@ -241,15 +226,19 @@ function report(
   inputPath: string,
   outputPath: string,
   result: StreamResult,
-  whole: { totalMs: number; setupMs: number },
+  whole: WholeTimes,
 ): void {
-  const times = { ...result.times, ...whole };
+  const { stream } = result;
   // The rung that computed every batch, or the chosen one when batches were split between rungs.
   const used = [...result.batchesByRung.keys()];
   const rung = used.length === 1 && used[0] !== undefined ? resolveRung(used[0]) : chosen;
-  const gflops = attentionFlops(shape) / (times.computeMs / 1000) / 1e9;
+  const inputBusy = whole.readMs + whole.statsMs;
+  const busySum = inputBusy + stream.busy.compute + stream.busy.output;
+  const overlapMs = Math.max(0, busySum - stream.wallMs);
+  const gflops = attentionFlops(shape) / (stream.busy.compute / 1000) / 1e9;
   const adapter = rung.kind === 'gpu' && env.gpu ? adapterName(env.gpu.report) : undefined;
   const path = (p: string): string => (p === STDIO_PATH ? p : resolve(p));
+  const s = (ms: number | undefined): number | undefined => (ms === undefined ? undefined : ms / 1000);
   if (out.json) {
     out.result({
       impl: rung.id,
@@ -261,29 +250,42 @@ function report(
       batchesByRung: Object.fromEntries(result.batchesByRung),
       notes: result.notes,
       adapter,
+      chunks: stream.chunks,
       seconds: {
-        total: times.totalMs / 1000,
-        setup: times.setupMs / 1000,
-        input: times.inputMs / 1000,
-        compute: times.computeMs / 1000,
-        output: times.outputMs / 1000,
-        gpu: times.gpuMs === undefined ? undefined : times.gpuMs / 1000,
+        total: s(whole.totalMs),
+        setup: s(whole.setupMs),
+        stream: s(stream.wallMs),
+        input: s(inputBusy),
+        read: s(whole.readMs),
+        stats: s(whole.statsMs),
+        compute: s(stream.busy.compute),
+        upload: s(stream.uploadMs),
+        gpu: s(stream.gpuMs),
+        readback: s(stream.readbackMs),
+        output: s(stream.busy.output),
+        commit: s(whole.commitMs),
+        overlap: s(overlapMs),
+        waited: { input: s(stream.waited.input), compute: s(stream.waited.compute), output: s(stream.busy.output) },
       },
       gflopsPerSecond: gflops,
     });
   }
   const split = used.length > 1 ? ` (${used.map((id) => `${result.batchesByRung.get(id) ?? 0} batches on ${id}`).join(', ')})` : '';
   out.info(`hw4-cli: ${rung.id} (rung ${rung.index}, ${rung.kind}) on ${formatShape(shape)}${adapter ? `, ${adapter}` : ''}${split}`);
-  const gpu = times.gpuMs === undefined ? '' : `, GPU busy ${seconds(times.gpuMs)}`;
+  const parts = (entries: [string, number | undefined][]): string =>
+    entries.filter((e): e is [string, number] => e[1] !== undefined).map(([name, ms]) => `${name} ${seconds(ms)}`).join(', ');
+  const waited = (ms: number): string => seconds(ms);
   out.info(
     textTable(
-      ['time', 'seconds', ''],
+      ['time', 'seconds', 'waited on', ''],
       [
-        ['total', seconds(times.totalMs), ''],
-        ['setup', seconds(times.setupMs), rung.kind === 'gpu' ? 'device, pipelines, buffers' : 'threads, buffers'],
-        ['input', seconds(times.inputMs), 'reading (beyond what overlapped compute)'],
-        ['compute', seconds(times.computeMs), `${gflops.toFixed(2)} GFLOP/s${gpu}`],
-        ['output', seconds(times.outputMs), outputPath === STDIO_PATH ? 'writing to standard output' : 'writing and renaming into place'],
+        ['total', seconds(whole.totalMs), '', ''],
+        ['setup', seconds(whole.setupMs), '', rung.kind === 'gpu' ? 'device, pipelines, buffers' : 'threads, buffers'],
+        ['stream', seconds(stream.wallMs), '', `${stream.chunks} chunks; the three stages below ran at the same time, ${seconds(overlapMs)} overlapped`],
+        ['  input', seconds(inputBusy), waited(stream.waited.input), `reading ${seconds(whole.readMs)}, statistics ${seconds(whole.statsMs)}`],
+        ['  compute', seconds(stream.busy.compute), waited(stream.waited.compute), `${parts([['upload', stream.uploadMs], ['GPU', stream.gpuMs], ['readback', stream.readbackMs]])}${stream.uploadMs === undefined ? '' : '; '}${gflops.toFixed(2)} GFLOP/s`],
+        ['  output', seconds(stream.busy.output), waited(stream.busy.output), outputPath === STDIO_PATH ? 'checking, writing to standard output' : 'checking, writing'],
+        ['commit', seconds(whole.commitMs), '', outputPath === STDIO_PATH ? '' : 'renaming into place'],
       ],
     ),
   );

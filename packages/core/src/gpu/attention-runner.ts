@@ -1,12 +1,18 @@
 /**
- * The host side every GPU rung shares: buffers for Q, K, V and O sized to the largest run, uploads through a reused
- * staging buffer, one command buffer per run (upload, the rung's passes, readback, timestamps), error scopes and
- * device-loss checks. A rung supplies only its kernel: scratch buffer sizes and how to encode its passes.
+ * The host side every GPU rung shares: buffers for Q, K, V and O sized to the largest run, one command buffer per run
+ * (upload, the rung's passes, readback, timestamps), error scopes and device-loss checks. A rung supplies only its
+ * kernel: scratch buffer sizes and how to encode its passes.
+ *
+ * Two runs may be in flight at once. Each takes one of two slots, with its own staging, readback and timestamp
+ * buffers, so the host fills the next run's staging memory while the GPU computes the current run and copies the
+ * previous run's output out. The Q, K, V and O buffers on the GPU are shared: the queue runs the copies and passes of
+ * one submit after those of the one before, so the next upload never overwrites data a kernel still reads.
  */
 import { formatShape, matrixFloats, type Shape } from '@fa/io';
-import type { GpuContext } from '../gpu-context.js';
+import { GpuError } from '../errors.js';
+import { oneLine, type GpuContext } from '../gpu-context.js';
 import type { PrepareOptions, Runner, RunStats } from '../rung.js';
-import { checked } from './errors.js';
+import { checked, checkedSync, whileAlive } from './errors.js';
 import { batchesPerRun } from './plan.js';
 import { PassTimer } from './timing.js';
 import { Readback, StagingUpload } from './transfer.js';
@@ -58,12 +64,15 @@ export async function prepareAttentionRunner(
       const O = storage('O', maxBatches * 4 * floats, GPUBufferUsage.COPY_SRC);
       const scratch: Record<string, GPUBuffer> = {};
       for (const [name, bytes] of Object.entries(kernel.scratchBytesPerBatch)) scratch[name] = storage(name, maxBatches * bytes);
-      const upload = track(new StagingUpload(gpu, maxBatches * 12 * floats));
-      const readback = track(new Readback(gpu, maxBatches * 4 * floats));
-      const timer = track(new PassTimer(gpu));
+      const slots = Array.from({ length: SLOTS }, (): Slot => ({
+        upload: track(new StagingUpload(gpu, maxBatches * 12 * floats)),
+        readback: track(new Readback(gpu, maxBatches * 4 * floats)),
+        timer: track(new PassTimer(gpu)),
+        busy: Promise.resolve(),
+      }));
       const encoderOf = kernel.bind({ qkv, O, scratch }, maxBatches);
       const owned = [qkv, O, ...Object.values(scratch)];
-      return new AttentionRunner(gpu, rung, shape, maxBatches, { qkv, O, upload, readback, timer, encoderOf, owned });
+      return new AttentionRunner(gpu, rung, shape, maxBatches, { qkv, O, slots, encoderOf, owned });
     });
   } catch (error) {
     // A failed allocation (out of memory, a limit) frees what was created before it.
@@ -72,17 +81,30 @@ export async function prepareAttentionRunner(
   }
 }
 
-interface RunnerParts {
-  qkv: GPUBuffer;
-  O: GPUBuffer;
+/** Runs in flight at once: one filling or computing while the one before it is read back. */
+const SLOTS = 2;
+
+/** What one run in flight owns: host-visible memory in each direction and its timestamps. */
+interface Slot {
   upload: StagingUpload;
   readback: Readback;
   timer: PassTimer;
+  /** The last run that used this slot; the next one waits for it. */
+  busy: Promise<unknown>;
+}
+
+interface RunnerParts {
+  qkv: GPUBuffer;
+  O: GPUBuffer;
+  slots: Slot[];
   encoderOf: KernelEncoder;
   owned: GPUBuffer[];
 }
 
 class AttentionRunner implements Runner {
+  readonly concurrentRuns = SLOTS;
+  private nextSlot = 0;
+
   constructor(
     private readonly gpu: GpuContext,
     private readonly rung: string,
@@ -91,26 +113,46 @@ class AttentionRunner implements Runner {
     private readonly parts: RunnerParts,
   ) {}
 
-  async run(input: Float32Array, batches: number, output: Float32Array): Promise<RunStats> {
-    const { qkv, O, upload, readback, timer, encoderOf } = this.parts;
+  run(input: Float32Array, batches: number, output: Float32Array): Promise<RunStats> {
+    const slot = this.parts.slots[this.nextSlot] as Slot;
+    this.nextSlot = (this.nextSlot + 1) % this.parts.slots.length;
+    const previous = slot.busy;
+    const work = previous.catch(() => undefined).then(() => this.runOn(slot, input, batches, output));
+    slot.busy = work.catch(() => undefined);
+    return work;
+  }
+
+  private async runOn(slot: Slot, input: Float32Array, batches: number, output: Float32Array): Promise<RunStats> {
+    const { qkv, O, encoderOf } = this.parts;
+    const { upload, readback, timer } = slot;
     const floats = matrixFloats(this.shape);
-    return checked(this.gpu, `running ${this.rung} on ${batches} batches of ${formatShape(this.shape)}`, async () => {
-      await upload.fill(input.subarray(0, batches * 3 * floats));
-      const encoder = this.gpu.device.createCommandEncoder({ label: this.rung });
-      upload.encode(encoder, qkv, batches * 12 * floats);
-      encoderOf.encode(encoder, batches, timer);
-      readback.encode(encoder, O, batches * 4 * floats);
-      timer.resolve(encoder);
-      this.gpu.device.queue.submit([encoder.finish()]);
-      await readback.read(output.subarray(0, batches * floats));
-      const gpuMs = await timer.read();
-      return gpuMs === undefined ? {} : { gpuMs };
-    });
+    const what = `running ${this.rung} on ${batches} batches of ${formatShape(this.shape)}`;
+    try {
+      let t = performance.now();
+      await whileAlive(this.gpu, upload.fill(input.subarray(0, batches * 3 * floats)));
+      const uploadMs = performance.now() - t;
+      await checkedSync(this.gpu, what, () => {
+        const encoder = this.gpu.device.createCommandEncoder({ label: this.rung });
+        upload.encode(encoder, qkv, batches * 12 * floats);
+        encoderOf.encode(encoder, batches, timer);
+        readback.encode(encoder, O, batches * 4 * floats);
+        timer.resolve(encoder);
+        this.gpu.device.queue.submit([encoder.finish()]);
+      });
+      t = performance.now();
+      await whileAlive(this.gpu, readback.read(output.subarray(0, batches * floats)));
+      const readbackMs = performance.now() - t;
+      const gpuMs = await whileAlive(this.gpu, timer.read());
+      return gpuMs === undefined ? { uploadMs, readbackMs } : { gpuMs, uploadMs, readbackMs };
+    } catch (error) {
+      throw error instanceof GpuError ? error : new GpuError('internal', `GPU failure while ${what}: ${oneLine(error)}`);
+    }
   }
 
   async timeKernel(batches: number, warmups: number, repeats: number): Promise<number[] | undefined> {
     if (!this.gpu.hasTimestamps) return undefined;
-    const { encoderOf } = this.parts;
+    const { encoderOf, slots } = this.parts;
+    await Promise.all(slots.map((slot) => slot.busy));
     return checked(this.gpu, `timing ${this.rung} on ${batches} batches of ${formatShape(this.shape)}`, async () => {
       const timer = new PassTimer(this.gpu, repeats);
       try {
@@ -129,12 +171,14 @@ class AttentionRunner implements Runner {
   }
 
   dispose(): Promise<void> {
-    const { upload, readback, timer, encoderOf, owned } = this.parts;
+    const { slots, encoderOf, owned } = this.parts;
     encoderOf.destroy?.();
     for (const buffer of owned) buffer.destroy();
-    upload.destroy();
-    readback.destroy();
-    timer.destroy();
+    for (const { upload, readback, timer } of slots) {
+      upload.destroy();
+      readback.destroy();
+      timer.destroy();
+    }
     return Promise.resolve();
   }
 }

@@ -23,7 +23,32 @@ export async function checked<T>(gpu: GpuContext, what: string, work: () => T | 
   }
   const errors: (GPUError | null)[] = [];
   for (let i = 0; i < SCOPES.length; i++) errors.push(await whileAlive(gpu, device.popErrorScope()));
-  // Scopes pop innermost first: internal, out-of-memory, validation.
+  throwFirst(errors, what);
+  if (thrown !== undefined) throw thrown instanceof GpuError ? thrown : new GpuError('internal', `GPU failure while ${what}: ${oneLine(thrown)}`);
+  return result as T;
+}
+
+/**
+ * Runs synchronous GPU calls (encode, submit) inside the error scopes, pushing and popping them with no await in
+ * between, so runs in flight at the same time never pop each other's scopes.
+ */
+export async function checkedSync(gpu: GpuContext, what: string, work: () => void): Promise<void> {
+  const { device } = gpu;
+  for (const filter of SCOPES) device.pushErrorScope(filter);
+  let thrown: unknown;
+  try {
+    work();
+  } catch (error) {
+    thrown = error;
+  }
+  const pops = SCOPES.map(() => device.popErrorScope());
+  const errors = await whileAlive(gpu, Promise.all(pops));
+  throwFirst(errors, what);
+  if (thrown !== undefined) throw thrown instanceof GpuError ? thrown : new GpuError('internal', `GPU failure while ${what}: ${oneLine(thrown)}`);
+}
+
+/** Throws the first error of the popped scopes (innermost first: internal, out-of-memory, validation). */
+function throwFirst(errors: readonly (GPUError | null)[], what: string): void {
   const kinds: GpuErrorKind[] = ['internal', 'out-of-memory', 'validation'];
   for (let i = 0; i < errors.length; i++) {
     const error = errors[i];
@@ -33,8 +58,6 @@ export async function checked<T>(gpu: GpuContext, what: string, work: () => T | 
       throw new GpuError(kind, `GPU ${kind} error while ${what}: ${oneLine(error.message)}${hint}`);
     }
   }
-  if (thrown !== undefined) throw thrown instanceof GpuError ? thrown : new GpuError('internal', `GPU failure while ${what}: ${oneLine(thrown)}`);
-  return result as T;
 }
 
 /** Resolves with `promise`, or rejects with a GpuError if the device is lost first. */
