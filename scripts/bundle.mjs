@@ -4,7 +4,7 @@
 //   node bundle/hw4-cli/hw4-cli.mjs --list
 // Usage: node scripts/bundle.mjs   (npm run bundle)
 import { build } from 'esbuild';
-import { cpSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,9 +17,12 @@ const platform = `${process.platform}-${process.arch}`;
 
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
+// Two files, as in the package: the launcher hw4-cli.mjs, and main (cli.js), which the launcher loads only in the
+// process that runs the command.
 await build({
-  entryPoints: [join(root, 'apps/hw4-cli/src/cli.ts')],
-  outfile: join(out, 'hw4-cli.mjs'),
+  entryPoints: { 'hw4-cli': join(root, 'apps/hw4-cli/src/launch.ts'), cli: join(root, 'apps/hw4-cli/src/cli.ts') },
+  outdir: out,
+  outExtension: { '.js': '.mjs' },
   bundle: true,
   platform: 'node',
   format: 'esm',
@@ -27,10 +30,12 @@ await build({
   conditions: ['source'],
   loader: { '.wgsl': 'text' },
   define: { __HW4_CLI_VERSION__: JSON.stringify(version) },
-  external: ['webgpu'],
+  external: ['webgpu', './cli.js'],
   banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
   logLevel: 'warning',
 });
+// The launcher imports './cli.js' as written in its source: main keeps that name (ESM through the package.json below).
+renameSync(join(out, 'cli.mjs'), join(out, 'cli.js'));
 const target = join(out, 'node_modules', 'webgpu');
 mkdirSync(join(target, 'dist', platform), { recursive: true });
 cpSync(join(webgpuDir, 'index.js'), join(target, 'index.js'));
@@ -38,5 +43,5 @@ cpSync(join(webgpuDir, 'package.json'), join(target, 'package.json'));
 cpSync(join(webgpuDir, 'dist', platform, 'dawn.node'), join(target, 'dist', platform, 'dawn.node'));
 writeFileSync(join(out, 'package.json'), `${JSON.stringify({ name: 'hw4-cli-bundle', version, type: 'module', private: true }, null, 2)}\n`);
 const size = (p) => statSync(p).size;
-const total = size(join(out, 'hw4-cli.mjs')) + size(join(target, 'dist', platform, 'dawn.node'));
-process.stderr.write(`bundle/hw4-cli: hw4-cli.mjs + webgpu (${platform}), ${(total / 2 ** 20).toFixed(1)} MiB\n`);
+const total = size(join(out, 'hw4-cli.mjs')) + size(join(out, 'cli.js')) + size(join(target, 'dist', platform, 'dawn.node'));
+process.stderr.write(`bundle/hw4-cli: hw4-cli.mjs, cli.js + webgpu (${platform}), ${(total / 2 ** 20).toFixed(1)} MiB\n`);

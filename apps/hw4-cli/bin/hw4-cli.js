@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const built = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+const built = fileURLToPath(new URL('../dist/launch.js', import.meta.url));
 if (!existsSync(built)) {
   process.stderr.write('hw4-cli: not built yet; run `npx pnpm@10.34.9 build` (or `npm run quickstart`) in the repository root\n');
   process.exit(70);

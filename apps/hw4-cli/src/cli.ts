@@ -1,10 +1,9 @@
 /**
- * hw4-cli entry: dispatches the command, maps errors to one-line messages and exit codes, and exits explicitly
- * (Dawn keeps a thread alive after a device is created, so the process would otherwise never end).
+ * hw4-cli main (started by launch.ts): dispatches the command, maps errors to one-line messages and exit codes, and
+ * exits explicitly (Dawn keeps a thread alive after a device is created, so the process would otherwise never end).
  */
 import { GpuError, UnsupportedShapeError } from '@fa/core';
 import { Hw4ArgumentError, Hw4FormatError, Hw4IoError, removeTemporaryFilesSync } from '@fa/io';
-import { LADDER } from '@fa/ladder';
 import { benchCommand } from './commands/bench.js';
 import { checkCommand } from './commands/check.js';
 import { conformanceCommand } from './commands/conformance.js';
@@ -15,7 +14,6 @@ import { runCommand } from './commands/run.js';
 import { releaseAll } from './env.js';
 import { ExitError, EXIT, SIGNAL_EXITS, UsageError } from './exit-codes.js';
 import { commandHelp, COMMANDS, HELP } from './help.js';
-import { runFiltered, wantsFilter } from './stderr-filter.js';
 
 function version(): string {
   return typeof __HW4_CLI_VERSION__ === 'string' ? __HW4_CLI_VERSION__ : 'development';
@@ -81,10 +79,6 @@ async function finish(code: number): Promise<never> {
 }
 
 const argv = process.argv.slice(2);
-const cpuRungs = LADDER.filter((r) => r.kind === 'cpu').map((r) => r.id);
-if (wantsFilter(argv, process.env, cpuRungs)) {
-  process.exit(await runFiltered());
-}
 
 let stopping = false;
 for (const [signal, code] of SIGNAL_EXITS) {

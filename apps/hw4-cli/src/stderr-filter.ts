@@ -20,8 +20,11 @@ export function isNativeLine(line: string): boolean {
 /** Set in the child, so it does not start another. */
 const CHILD_FLAG = 'FA_STDERR_CHILD';
 
+/** The ids of the CPU rungs (a test keeps this equal to the ladder's; the launcher must not load the ladder). */
+export const CPU_RUNG_IDS: readonly string[] = ['seq-attention', 'seq-flash', 'cpu'];
+
 /** Whether this command line may start the GPU and so should run behind the filter. */
-export function wantsFilter(argv: readonly string[], env: NodeJS.ProcessEnv, cpuRungIds: readonly string[]): boolean {
+export function wantsFilter(argv: readonly string[], env: NodeJS.ProcessEnv, cpuRungIds: readonly string[] = CPU_RUNG_IDS): boolean {
   if (env[CHILD_FLAG] === '1' || env.FA_DEBUG === '1' || env.FA_GPU === 'off' || env.FA_GPU === '0') return false;
   if (argv.length === 0 || argv.some((a) => ['--help', '-h', '--version', '-V'].includes(a))) return false;
   if (argv[0] === 'gen' || argv[0] === 'check') return false;

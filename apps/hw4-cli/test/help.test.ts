@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { EXIT } from '../src/exit-codes.js';
 import { commandHelp, COMMANDS, HELP } from '../src/help.js';
-import { isNativeLine } from '../src/stderr-filter.js';
+import { LADDER } from '@fa/ladder';
+import { CPU_RUNG_IDS, isNativeLine } from '../src/stderr-filter.js';
 import { cli } from './cli-helpers.js';
 
 const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
@@ -51,6 +52,10 @@ describe('native messages', () => {
     for (const line of ['hw4-cli: error: x', '  total    0.208 s', '  features: core-features-and-limits', 'GPU: none (no GPU adapter)', 'PASS: max abs error 1e-7']) {
       expect(isNativeLine(line), line).toBe(false);
     }
+  });
+
+  it('the launcher knows the CPU rungs without loading the ladder', () => {
+    expect([...CPU_RUNG_IDS].sort()).toEqual(LADDER.filter((r) => r.kind === 'cpu').map((r) => r.id).sort());
   });
 
   it('keeps Dawn\'s own lines out of stderr, whether or not a GPU is found', () => {

@@ -61,7 +61,7 @@ export interface RunStats {
   gpuMs?: number;
   /** Host time spent copying the input into upload staging memory (GPU rungs). */
   uploadMs?: number;
-  /** Host time spent waiting for and copying the output out of readback memory (GPU rungs). */
+  /** Host time spent copying the output out of mapped readback memory, not waiting for it (GPU rungs). */
   readbackMs?: number;
 }
 

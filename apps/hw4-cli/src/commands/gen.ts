@@ -45,7 +45,7 @@ export async function genCommand(args: string[]): Promise<number> {
   if (range !== undefined) spec.range = validateRange(range);
   const { shape } = spec;
   const perChunk = Math.max(1, Math.floor(64 * 2 ** 20 / inputBatchBytes(shape)));
-  const progress = Progress.forStderr(shape.B, 'batches', out.quiet);
+  const progress = Progress.forStderr(shape.B, 'batches', out.quiet, inputBatchBytes(shape));
   let done = 0;
   const chunks = function* (): Generator<Float32Array> {
     for (const chunk of generateChunks(spec, perChunk)) {

@@ -15,6 +15,7 @@ import {
   formatShape,
   hasNonFinite,
   Hw4Input,
+  inputBatchBytes,
   Hw4IoError,
   maskNonFiniteOutput,
   openOutput,
@@ -86,7 +87,7 @@ export async function runCommand(args: string[]): Promise<number> {
         tolerance: DEFAULT_TOLERANCE,
         accurate: resolveRung('cpu'),
       };
-      const progress = Progress.forStderr(shape.B, 'batches', out.quiet);
+      const progress = Progress.forStderr(shape.B, 'batches', out.quiet, inputBatchBytes(shape));
       let result: StreamResult;
       let tSetup: number;
       try {

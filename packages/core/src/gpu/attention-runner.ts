@@ -128,9 +128,7 @@ class AttentionRunner implements Runner {
     const floats = matrixFloats(this.shape);
     const what = `running ${this.rung} on ${batches} batches of ${formatShape(this.shape)}`;
     try {
-      let t = performance.now();
-      await whileAlive(this.gpu, upload.fill(input.subarray(0, batches * 3 * floats)));
-      const uploadMs = performance.now() - t;
+      const uploadMs = await whileAlive(this.gpu, upload.fill(input.subarray(0, batches * 3 * floats)));
       await checkedSync(this.gpu, what, () => {
         const encoder = this.gpu.device.createCommandEncoder({ label: this.rung });
         upload.encode(encoder, qkv, batches * 12 * floats);
@@ -139,9 +137,7 @@ class AttentionRunner implements Runner {
         timer.resolve(encoder);
         this.gpu.device.queue.submit([encoder.finish()]);
       });
-      t = performance.now();
-      await whileAlive(this.gpu, readback.read(output.subarray(0, batches * floats)));
-      const readbackMs = performance.now() - t;
+      const readbackMs = await whileAlive(this.gpu, readback.read(output.subarray(0, batches * floats)));
       const gpuMs = await whileAlive(this.gpu, timer.read());
       return gpuMs === undefined ? { uploadMs, readbackMs } : { gpuMs, uploadMs, readbackMs };
     } catch (error) {

@@ -19,11 +19,16 @@ export class StagingUpload {
     });
   }
 
-  /** Writes `data` into the staging buffer; then `encode` copies it into `target` at `targetOffset`. */
-  async fill(data: Float32Array): Promise<void> {
+  /**
+   * Writes `data` into the staging buffer (once the GPU is done with its last contents); then `encode` copies it into
+   * `target` at `targetOffset`. Returns the milliseconds of the copy alone, not of the wait.
+   */
+  async fill(data: Float32Array): Promise<number> {
     await this.staging.mapAsync(GPUMapMode.WRITE, 0, align4(data.byteLength));
+    const t = performance.now();
     new Float32Array(this.staging.getMappedRange(0, align4(data.byteLength))).set(data);
     this.staging.unmap();
+    return performance.now() - t;
   }
 
   encode(encoder: GPUCommandEncoder, target: GPUBuffer, bytes: number, targetOffset = 0): void {
@@ -53,11 +58,16 @@ export class Readback {
     encoder.copyBufferToBuffer(source, 0, this.buffer, 0, align4(bytes));
   }
 
-  /** After the submit: waits for the copy and copies the bytes into `output`. */
-  async read(output: Float32Array): Promise<void> {
+  /**
+   * After the submit: waits for the GPU (the map resolves when the submitted work is done) and copies the bytes into
+   * `output`. Returns the milliseconds of the copy alone, so that waiting for the kernels is not counted as readback.
+   */
+  async read(output: Float32Array): Promise<number> {
     await this.buffer.mapAsync(GPUMapMode.READ, 0, align4(output.byteLength));
+    const t = performance.now();
     output.set(new Float32Array(this.buffer.getMappedRange(0, align4(output.byteLength))));
     this.buffer.unmap();
+    return performance.now() - t;
   }
 
   destroy(): void {
