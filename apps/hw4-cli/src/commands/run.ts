@@ -282,7 +282,7 @@ function report(
       [
         ['total', seconds(whole.totalMs), '', ''],
         ['setup', seconds(whole.setupMs), '', rung.kind === 'gpu' ? 'device, pipelines, buffers' : 'threads, buffers'],
-        ['stream', seconds(stream.wallMs), '', `${stream.chunks} chunks; the three stages below ran at the same time, ${seconds(overlapMs)} overlapped`],
+        ['stream', seconds(stream.wallMs), '', `${stream.chunks} chunk${stream.chunks === 1 ? '' : 's'}; the three stages below run side by side: ${seconds(overlapMs)} of their busy time overlapped`],
         ['  input', seconds(inputBusy), waited(stream.waited.input), `reading ${seconds(whole.readMs)}, statistics ${seconds(whole.statsMs)}`],
         ['  compute', seconds(stream.busy.compute), waited(stream.waited.compute), `${parts([['upload', stream.uploadMs], ['GPU', stream.gpuMs], ['readback', stream.readbackMs]])}${stream.uploadMs === undefined ? '' : '; '}${gflops.toFixed(2)} GFLOP/s`],
         ['  output', seconds(stream.busy.output), waited(stream.busy.output), outputPath === STDIO_PATH ? 'checking, writing to standard output' : 'checking, writing'],
