@@ -3,7 +3,7 @@
  */
 import { availableParallelism } from 'node:os';
 import type { RunEnv } from '@fa/core';
-import { acquireNodeGpu } from '@fa/core/node';
+import { acquireNodeGpu, type GpuStartTimes } from '@fa/core/node';
 import { UsageError } from './exit-codes.js';
 
 /** Devices this process created, destroyed by releaseAll() before exit. */
@@ -23,11 +23,19 @@ export function checkThreads(threads: number | undefined, cores = availableParal
   return threads;
 }
 
+let startTimes: GpuStartTimes | undefined;
+
+/** How long starting the GPU took in this process, once makeEnv has started it. */
+export function gpuStartTimes(): GpuStartTimes | undefined {
+  return startTimes;
+}
+
 export async function makeEnv(options: { gpu: boolean; threads?: number | undefined }): Promise<RunEnv> {
   const threads = checkThreads(options.threads);
   if (!options.gpu) return { threads, gpuUnavailableReason: 'GPU not requested' };
   const acquired = await acquireNodeGpu();
   if (!acquired.gpu) return { threads, gpuUnavailableReason: acquired.reason };
+  startTimes = acquired.times;
   devices.push(acquired.gpu.device);
   return { threads, gpu: acquired.gpu };
 }

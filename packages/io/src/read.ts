@@ -13,7 +13,7 @@ import { freshBytes, freshSharedBytes, readFloats, readStreamFloats, stdinSource
 import { ioError } from './io-error.js';
 import { STDIO_PATH } from './output-target.js';
 import { HEADER_BYTES, inputBatchBytes, inputFileBytes, matrixFloats, type Shape } from './shape.js';
-import { chunkStats, hasNonFinite, type BatchStats } from './stats.js';
+import { chunkStats, hasNonFinite, type BatchStats, type StatsFunction } from './stats.js';
 
 /** A run of whole batches of input: for each batch Q, K, V (each N·d floats), in file order. */
 export interface InputChunk {
@@ -38,6 +38,11 @@ export interface ChunkOptions {
   shared?: boolean;
   /** Compute each batch's statistics (row norms, non-finite rows) while reading. Default false. */
   stats?: boolean;
+  /**
+   * How to compute them (default chunkStats, on this thread). An asynchronous one (worker threads) runs while the
+   * consumer works on the chunk before: the statistics of a chunk are computed as part of reading it ahead.
+   */
+  statsOf?: StatsFunction;
   /**
    * Read into buffers from this pool instead of fresh ones; the consumer gives each chunk's data back with
    * `pool.give(chunk.data)` once done with it, and host memory stays at a few chunks however large the file.
@@ -141,24 +146,31 @@ export class Hw4Input {
     const perChunk = this.batchesPerChunk(options);
     const batchBytes = inputBatchBytes(this.shape);
     const allocate = options.pool?.take ?? (options.shared ? freshSharedBytes : freshBytes);
-    const read = (first: number): Promise<Float32Array> => {
-      const t = performance.now();
-      return this.readBatches(first, Math.min(perChunk, this.shape.B - first), batchBytes, allocate).finally(() => {
+    const statsOf = options.stats ? (options.statsOf ?? chunkStats) : undefined;
+    const read = async (first: number): Promise<{ data: Float32Array; stats?: BatchStats[] }> => {
+      const batches = Math.min(perChunk, this.shape.B - first);
+      let t = performance.now();
+      let data: Float32Array;
+      try {
+        data = await this.readBatches(first, batches, batchBytes, allocate);
+      } finally {
         this.readMs += performance.now() - t;
-      });
+      }
+      if (!statsOf) return { data };
+      t = performance.now();
+      const stats = await statsOf(data, batches, this.shape);
+      this.statsMs += performance.now() - t;
+      return { data, stats };
     };
-    // One read ahead: chunk k+1 is read from disk while chunk k is checked and consumed.
-    let pending: Promise<Float32Array> | undefined = read(0);
+    // One read ahead: chunk k+1 is read from disk (and its statistics computed) while chunk k is consumed.
+    let pending: ReturnType<typeof read> | undefined = read(0);
     try {
       for (let first = 0; first < this.shape.B; first += perChunk) {
-        const data: Float32Array = await pending!;
+        const { data, stats } = await pending!;
         pending = first + perChunk < this.shape.B ? read(first + perChunk) : undefined;
         const batches = Math.min(perChunk, this.shape.B - first);
-        const t = performance.now();
-        const stats = options.stats ? chunkStats(data, batches, this.shape) : undefined;
-        this.statsMs += performance.now() - t;
         if (!options.allowNonFinite && (stats ? hasNonFinite(stats) : firstNonFinite(data) >= 0)) {
-          const ahead = await pending?.catch(() => undefined);
+          const ahead = (await pending?.catch(() => undefined))?.data;
           pending = undefined;
           throw await this.nonFiniteError(first, batches, data, ahead);
         }

@@ -20,49 +20,90 @@ export interface BatchStats {
 
 /** Statistics of each batch of a chunk (batches·3·N·d floats: Q, K, V per batch). */
 export function chunkStats(data: Float32Array, batches: number, shape: Shape): BatchStats[] {
-  const size = matrixFloats(shape);
-  const stats: BatchStats[] = [];
-  for (let b = 0; b < batches; b++) {
-    const base = 3 * b * size;
-    const q = rowNorms(data, base, shape);
-    const k = rowNorms(data, base + size, shape);
-    const v = maxAbs(data, base + 2 * size, size);
-    stats.push({ maxQNorm: q.max, maxKNorm: k.max, maxAbsV: v.max, nonFiniteQRows: q.bad, nonFiniteKV: k.bad.length > 0 || !v.finite });
-  }
-  return stats;
+  return batchStatsRange(data, 0, batches, shape.N, shape.d);
 }
+
+/** Computes the statistics of `batches` batches from `firstBatch` of a chunk: on this thread, or in a worker. */
+export type StatsFunction = (data: Float32Array, batches: number, shape: Shape) => BatchStats[] | Promise<BatchStats[]>;
 
 export function hasNonFinite(stats: readonly BatchStats[]): boolean {
   return stats.some((s) => s.nonFiniteKV || s.nonFiniteQRows.length > 0);
 }
 
-/** The largest finite row norm (float64 sums: a row's sum of squares is non-finite exactly when the row is), and the non-finite rows. */
-function rowNorms(data: Float32Array, start: number, { N, d }: Shape): { max: number; bad: number[] } {
-  let max = 0;
-  const bad: number[] = [];
-  for (let row = 0; row < N; row++) {
-    let sum = 0;
-    const from = start + row * d;
-    for (let i = from; i < from + d; i++) {
-      const x = data[i] as number;
-      sum += x * x;
+/**
+ * Statistics of batches firstBatch … firstBatch + batches − 1 of a chunk. Self-contained (it refers to nothing outside
+ * its own body), so a worker thread can run it from its source text. Four independent accumulators per loop let the
+ * additions and maxima run in parallel instead of in one dependency chain (about 1.3× faster).
+ */
+export function batchStatsRange(data: Float32Array, firstBatch: number, batches: number, N: number, d: number): BatchStats[] {
+  /** The largest finite row norm (float64 sums: a row's sum of squares is non-finite exactly when the row is), and the non-finite rows. */
+  const rowNorms = (start: number): { max: number; bad: number[] } => {
+    let max = 0;
+    const bad: number[] = [];
+    for (let row = 0; row < N; row++) {
+      const from = start + row * d;
+      const to = from + d;
+      let s0 = 0;
+      let s1 = 0;
+      let s2 = 0;
+      let s3 = 0;
+      let i = from;
+      for (; i + 3 < to; i += 4) {
+        const a = data[i] as number;
+        const b = data[i + 1] as number;
+        const c = data[i + 2] as number;
+        const e = data[i + 3] as number;
+        s0 += a * a;
+        s1 += b * b;
+        s2 += c * c;
+        s3 += e * e;
+      }
+      for (; i < to; i++) {
+        const a = data[i] as number;
+        s0 += a * a;
+      }
+      const sum = s0 + s1 + (s2 + s3);
+      if (!Number.isFinite(sum)) bad.push(row);
+      else if (sum > max) max = sum;
     }
-    if (!Number.isFinite(sum)) bad.push(row);
-    else if (sum > max) max = sum;
+    return { max: Math.sqrt(max), bad };
+  };
+  /** The largest finite |v|, and whether every value is finite (x − x is 0 for finite x, NaN otherwise). */
+  const maxAbs = (start: number, length: number): { max: number; finite: boolean } => {
+    let m0 = 0;
+    let m1 = 0;
+    let c0 = 0;
+    let c1 = 0;
+    const to = start + length;
+    let i = start;
+    for (; i + 1 < to; i += 2) {
+      const a = data[i] as number;
+      const b = data[i + 1] as number;
+      c0 += a - a;
+      c1 += b - b;
+      const aa = Math.abs(a);
+      const ab = Math.abs(b);
+      if (aa > m0 && aa !== Number.POSITIVE_INFINITY) m0 = aa;
+      if (ab > m1 && ab !== Number.POSITIVE_INFINITY) m1 = ab;
+    }
+    for (; i < to; i++) {
+      const a = data[i] as number;
+      c0 += a - a;
+      const aa = Math.abs(a);
+      if (aa > m0 && aa !== Number.POSITIVE_INFINITY) m0 = aa;
+    }
+    return { max: Math.max(m0, m1), finite: c0 + c1 === 0 };
+  };
+  const size = N * d;
+  const stats: BatchStats[] = [];
+  for (let b = firstBatch; b < firstBatch + batches; b++) {
+    const base = 3 * b * size;
+    const q = rowNorms(base);
+    const k = rowNorms(base + size);
+    const v = maxAbs(base + 2 * size, size);
+    stats.push({ maxQNorm: q.max, maxKNorm: k.max, maxAbsV: v.max, nonFiniteQRows: q.bad, nonFiniteKV: k.bad.length > 0 || !v.finite });
   }
-  return { max: Math.sqrt(max), bad };
-}
-
-function maxAbs(data: Float32Array, start: number, length: number): { max: number; finite: boolean } {
-  let max = 0;
-  let check = 0;
-  for (let i = start; i < start + length; i++) {
-    const x = data[i] as number;
-    check += x - x;
-    const a = Math.abs(x);
-    if (a > max && a !== Number.POSITIVE_INFINITY) max = a;
-  }
-  return { max, finite: check === 0 };
+  return stats;
 }
 
 /** Replaces NaN and ±Inf by 0 in place, so a rung computes with finite numbers; maskNonFiniteOutput then marks the affected rows. */

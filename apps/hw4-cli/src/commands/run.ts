@@ -6,6 +6,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import type { GpuStartTimes } from '@fa/core/node';
 import { adapterName, canRun, chunkBytesFor, streamChunks, type PrepareOptions, type Runner, type Rung, type RunEnv, type StreamReport } from '@fa/core';
 import {
   attentionFlops,
@@ -28,10 +29,11 @@ import {
 import { fastestRung, findRung, LADDER } from '@fa/ladder';
 import { ACCURATE_RUNG_IDS, chooseForAccuracy, describeRisk, fp32Risk, type AccuracyPolicy, type Fp32Risk } from '../accuracy.js';
 import { expectPositionals, isPositiveInteger, numberFlag, parse, stringFlag } from '../args.js';
-import { checkThreads, makeEnv } from '../env.js';
+import { checkThreads, gpuStartTimes, makeEnv } from '../env.js';
 import { ExitError, EXIT, UsageError } from '../exit-codes.js';
 import { reporter, type Reporter } from '../output.js';
 import { Progress } from '../progress.js';
+import { StatsWorkers } from '../stats-workers.js';
 import { seconds, textTable } from '../table.js';
 
 export const RUN_OPTIONS = {
@@ -73,8 +75,12 @@ export async function runCommand(args: string[]): Promise<number> {
     const { shape } = input;
     // Open the output before any compute, so a missing output folder fails at once.
     const writer = await openOutput(outputPath);
+    // Started now, so their threads come up while the GPU starts.
+    const statsWorkers = StatsWorkers.forRun();
     try {
+      const tOpen = performance.now();
       const env = await makeEnv({ gpu: chosen === undefined || chosen.kind === 'gpu', threads });
+      const tEnv = performance.now();
       const rung = chosen ?? fastestRung(shape, env);
       const allowed = canRun(rung, shape, env);
       if (allowed !== true) throw new UsageError(`rung ${rung.id} cannot run ${formatShape(shape)} here: ${allowed}`);
@@ -94,8 +100,9 @@ export async function runCommand(args: string[]): Promise<number> {
         const first = await runners.get(rung);
         tSetup = performance.now();
         const perChunk = Math.min(first.maxBatchesPerRun, chunkBatches);
-        const pool = new ChunkPool(first.prefersSharedInput === true);
-        const chunks = input.chunks({ batchesPerChunk: perChunk, allowNonFinite, pool, stats: true });
+        const pool = new ChunkPool(first.prefersSharedInput === true || statsWorkers !== undefined);
+        const statsOf = statsWorkers?.statsOf;
+        const chunks = input.chunks({ batchesPerChunk: perChunk, allowNonFinite, pool, stats: true, ...(statsOf ? { statsOf } : {}) });
         result = await streamThrough({ policy, runners, chunks, pool, writer, shape, progress, out, allowNonFinite });
       } finally {
         progress.finish();
@@ -105,8 +112,9 @@ export async function runCommand(args: string[]): Promise<number> {
       await writer.commit();
       const commitMs = performance.now() - tCommit;
       if (chosen === undefined && !env.gpu && env.gpuUnavailableReason?.includes('FA_GPU') !== true) out.info(`hw4-cli: note: no GPU here (${env.gpuUnavailableReason ?? 'unknown reason'})`);
-      const reading = { readMs: input.readMs, statsMs: input.statsMs };
-      report(out, rung, env, shape, inputPath, outputPath, result, { totalMs: performance.now() - t0, setupMs: tSetup - t0, commitMs, ...reading });
+      const reading = { readMs: input.readMs, statsMs: input.statsMs, statsOnWorkers: statsWorkers !== undefined };
+      const setupParts = { openMs: tOpen - t0, envMs: tEnv - tOpen, prepareMs: tSetup - tEnv };
+      report(out, rung, env, shape, inputPath, outputPath, result, { startMs: t0, totalMs: performance.now() - t0, setupMs: tSetup - t0, setupParts, commitMs, ...reading });
       return EXIT.ok;
     } catch (error) {
       await writer.abort();
@@ -210,13 +218,18 @@ async function streamThrough(job: StreamJob): Promise<StreamResult> {
 }
 
 interface WholeTimes {
+  /** From the start of this process to the start of the command: Node, then loading hw4-cli. */
+  startMs: number;
   totalMs: number;
   setupMs: number;
+  /** The parts of setup: opening the files, starting the GPU (or not), preparing the first rung. */
+  setupParts: { openMs: number; envMs: number; prepareMs: number };
   commitMs: number;
   /** Reading the file (threads of the file system, overlapping everything else). */
   readMs: number;
-  /** Input statistics (on this thread, between the other stages). */
+  /** Input statistics (on worker threads, or on this thread between the other stages). */
   statsMs: number;
+  statsOnWorkers: boolean;
 }
 
 function report(
@@ -240,6 +253,7 @@ function report(
   const adapter = rung.kind === 'gpu' && env.gpu ? adapterName(env.gpu.report) : undefined;
   const path = (p: string): string => (p === STDIO_PATH ? p : resolve(p));
   const s = (ms: number | undefined): number | undefined => (ms === undefined ? undefined : ms / 1000);
+  const gpuTimes = gpuStartTimes();
   if (out.json) {
     out.result({
       impl: rung.id,
@@ -253,8 +267,17 @@ function report(
       adapter,
       chunks: stream.chunks,
       seconds: {
+        start: s(whole.startMs),
         total: s(whole.totalMs),
         setup: s(whole.setupMs),
+        setupParts: {
+          open: s(whole.setupParts.openMs),
+          gpuLoad: s(gpuTimes?.loadMs),
+          gpuAdapter: s(gpuTimes?.adapterMs),
+          gpuDevice: s(gpuTimes?.deviceMs),
+          env: s(whole.setupParts.envMs),
+          prepare: s(whole.setupParts.prepareMs),
+        },
         stream: s(stream.wallMs),
         input: s(inputBusy),
         read: s(whole.readMs),
@@ -280,16 +303,22 @@ function report(
     textTable(
       ['time', 'seconds', 'waited on', ''],
       [
+        ['start', seconds(whole.startMs), '', 'Node and hw4-cli loading, before the command (not in total)'],
         ['total', seconds(whole.totalMs), '', ''],
-        ['setup', seconds(whole.setupMs), '', rung.kind === 'gpu' ? 'device, pipelines, buffers' : 'threads, buffers'],
+        ['setup', seconds(whole.setupMs), '', setupDetail(whole.setupParts, gpuTimes)],
         ['stream', seconds(stream.wallMs), '', `${stream.chunks} chunk${stream.chunks === 1 ? '' : 's'}; the three stages below run side by side: ${seconds(overlapMs)} of their busy time overlapped`],
-        ['  input', seconds(inputBusy), waited(stream.waited.input), `reading ${seconds(whole.readMs)}, statistics ${seconds(whole.statsMs)}`],
+        ['  input', seconds(inputBusy), waited(stream.waited.input), `reading ${seconds(whole.readMs)}, statistics ${seconds(whole.statsMs)}${whole.statsOnWorkers ? ' on worker threads' : ''}`],
         ['  compute', seconds(stream.busy.compute), waited(stream.waited.compute), `${parts([['upload', stream.uploadMs], ['GPU', stream.gpuMs], ['readback', stream.readbackMs]])}${stream.uploadMs === undefined ? '' : '; '}${gflops.toFixed(2)} GFLOP/s`],
         ['  output', seconds(stream.busy.output), waited(stream.busy.output), outputPath === STDIO_PATH ? 'checking, writing to standard output' : 'checking, writing'],
         ['commit', seconds(whole.commitMs), '', outputPath === STDIO_PATH ? '' : 'renaming into place'],
       ],
     ),
   );
+}
+
+function setupDetail(parts: WholeTimes['setupParts'], gpu: GpuStartTimes | undefined): string {
+  const start = gpu ? `Dawn ${seconds(gpu.loadMs)}, adapter ${seconds(gpu.adapterMs)}, device ${seconds(gpu.deviceMs)}` : `no GPU ${seconds(parts.envMs)}`;
+  return `files ${seconds(parts.openMs)}, ${start}, pipelines and buffers ${seconds(parts.prepareMs)}`;
 }
 
 async function refuseSameFile(inputPath: string, outputPath: string): Promise<void> {

@@ -34,19 +34,28 @@ export interface AcquireOptions {
  */
 const liveInstances: GPU[] = [];
 
-export type Acquired = { gpu: GpuContext; reason?: undefined } | { gpu?: undefined; reason: string };
+/** Milliseconds of each step of starting the GPU: loading Dawn, the instance and adapter, the device. */
+export interface GpuStartTimes {
+  loadMs: number;
+  adapterMs: number;
+  deviceMs: number;
+}
+
+export type Acquired = { gpu: GpuContext; reason?: undefined; times: GpuStartTimes } | { gpu?: undefined; reason: string };
 
 /** The GPU, or the reason there is none. Never throws for a missing GPU; the caller decides whether that is fatal. */
 export async function acquireNodeGpu(options: AcquireOptions = {}): Promise<Acquired> {
   const env = options.env ?? process.env;
   if (env.FA_GPU === 'off' || env.FA_GPU === '0') return { reason: 'GPU disabled by FA_GPU=off' };
   let webgpu: typeof import('webgpu');
+  const t0 = performance.now();
   try {
     webgpu = await import('webgpu');
   } catch (error) {
     return { reason: `Dawn (the webgpu package) failed to load: ${oneLine(error)}` };
   }
   Object.assign(globalThis, webgpu.globals);
+  const t1 = performance.now();
   let adapter: GPUAdapter | null;
   try {
     const gpu = webgpu.create([...DAWN_FLAGS]);
@@ -56,8 +65,10 @@ export async function acquireNodeGpu(options: AcquireOptions = {}): Promise<Acqu
     return { reason: `no GPU adapter (${oneLine(error)}); ${NO_ADAPTER_HINT}` };
   }
   if (!adapter) return { reason: `no GPU adapter (no Vulkan driver found); ${NO_ADAPTER_HINT}` };
+  const t2 = performance.now();
   try {
-    return { gpu: await createGpuContext(adapter) };
+    const gpu = await createGpuContext(adapter);
+    return { gpu, times: { loadMs: t1 - t0, adapterMs: t2 - t1, deviceMs: performance.now() - t2 } };
   } catch (error) {
     return { reason: error instanceof GpuError ? error.message : oneLine(error) };
   }
