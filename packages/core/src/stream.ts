@@ -8,7 +8,7 @@
  * small pool that is reused, and a source that pools its input buffers gets each one back (`release`) as soon as its
  * run no longer needs it.
  */
-import { matrixFloats, type Shape } from '@fa/io';
+import { DEFAULT_READ_AHEAD, matrixFloats, type Shape } from '@fa/io';
 import type { Runner, RunStats } from './rung.js';
 
 /** A run of whole batches: Q, K, V of each batch (batches·3·N·d floats), in file order. */
@@ -75,13 +75,13 @@ export const DEFAULT_STREAM_DEPTH = 2;
 export const DEFAULT_STREAM_MEMORY_BYTES = 256 * 2 ** 20;
 
 /**
- * Input-chunk bytes that keep the loop's buffers within `budgetBytes`. Counted in input chunks: depth + 2 inputs (one
- * read ahead, one waiting for a run slot, `depth` in flight), `depth` upload staging buffers, and one GPU-side copy
- * (host memory too on a software GPU); outputs are a third of an input each: depth + 1 in the pool, `depth` readback
- * buffers and one GPU-side copy.
+ * Input-chunk bytes that keep the loop's buffers within `budgetBytes`. Counted in input chunks: the source's reads
+ * ahead (DEFAULT_READ_AHEAD), one waiting for a run slot and `depth` in flight, `depth` upload staging buffers, and one
+ * GPU-side copy (host memory too on a software GPU); outputs are a third of an input each: depth + 1 in the pool,
+ * `depth` readback buffers and one GPU-side copy.
  */
 export function chunkBytesFor(budgetBytes = DEFAULT_STREAM_MEMORY_BYTES, depth = DEFAULT_STREAM_DEPTH): number {
-  const inputs = depth + 2 + depth + 1;
+  const inputs = DEFAULT_READ_AHEAD + 1 + depth + depth + 1;
   const outputs = (depth + 1 + depth + 1) / 3;
   return Math.max(1, Math.floor(budgetBytes / (inputs + outputs)));
 }

@@ -43,6 +43,8 @@ export interface ChunkOptions {
    * consumer works on the chunk before: the statistics of a chunk are computed as part of reading it ahead.
    */
   statsOf?: StatsFunction;
+  /** Chunks read ahead of the one the consumer holds (default 2). */
+  readAhead?: number;
   /**
    * Read into buffers from this pool instead of fresh ones; the consumer gives each chunk's data back with
    * `pool.give(chunk.data)` once done with it, and host memory stays at a few chunks however large the file.
@@ -79,6 +81,9 @@ export class ChunkPool {
 }
 
 export const DEFAULT_CHUNK_BYTES = 64 * 1024 * 1024;
+
+/** Chunks read ahead by default: two reads at once keep up with a consumer that reads back and writes in between. */
+export const DEFAULT_READ_AHEAD = 2;
 
 /** An open hw4 input file whose header has been validated. Close it when done (chunks() closes it at the end). */
 export class Hw4Input {
@@ -147,38 +152,62 @@ export class Hw4Input {
     const batchBytes = inputBatchBytes(this.shape);
     const allocate = options.pool?.take ?? (options.shared ? freshSharedBytes : freshBytes);
     const statsOf = options.stats ? (options.statsOf ?? chunkStats) : undefined;
+    // A stream is read in order: each read starts when the one before it has ended.
+    let streamTail: Promise<unknown> = Promise.resolve();
     const read = async (first: number): Promise<{ data: Float32Array; stats?: BatchStats[] }> => {
       const batches = Math.min(perChunk, this.shape.B - first);
-      let t = performance.now();
-      let data: Float32Array;
-      try {
-        data = await this.readBatches(first, batches, batchBytes, allocate);
-      } finally {
-        this.readMs += performance.now() - t;
-      }
+      const previous = streamTail;
+      const reading = (async (): Promise<Float32Array> => {
+        if (this.stream) await previous;
+        const started = performance.now();
+        try {
+          return await this.readBatches(first, batches, batchBytes, allocate);
+        } finally {
+          this.readMs += performance.now() - started;
+        }
+      })();
+      streamTail = reading.catch(() => undefined);
+      const data = await reading;
       if (!statsOf) return { data };
-      t = performance.now();
+      const t = performance.now();
       const stats = await statsOf(data, batches, this.shape);
       this.statsMs += performance.now() - t;
       return { data, stats };
     };
-    // One read ahead: chunk k+1 is read from disk (and its statistics computed) while chunk k is consumed.
-    let pending: ReturnType<typeof read> | undefined = read(0);
+    // Reads ahead: chunks k+1 and k+2 are read from disk (and their statistics computed) while chunk k is consumed.
+    // A file is read at two offsets at once; a stream can only be read in order, so its reads queue behind each other.
+    const readAhead = Math.max(1, options.readAhead ?? DEFAULT_READ_AHEAD);
+    const queue: ReturnType<typeof read>[] = [];
+    let next = 0;
+    const fill = (): void => {
+      while (queue.length < readAhead && next < this.shape.B) {
+        const reading = read(next);
+        // Handled here so a read that fails before its turn is not an unhandled rejection; its turn rethrows it.
+        reading.catch(() => undefined);
+        queue.push(reading);
+        next += perChunk;
+      }
+    };
     try {
+      fill();
       for (let first = 0; first < this.shape.B; first += perChunk) {
-        const { data, stats } = await pending!;
-        pending = first + perChunk < this.shape.B ? read(first + perChunk) : undefined;
+        const { data, stats } = await (queue.shift() as ReturnType<typeof read>);
+        fill();
         const batches = Math.min(perChunk, this.shape.B - first);
         if (!options.allowNonFinite && (stats ? hasNonFinite(stats) : firstNonFinite(data) >= 0)) {
-          const ahead = (await pending?.catch(() => undefined))?.data;
-          pending = undefined;
+          const ahead: Float32Array[] = [];
+          for (const pending of queue.splice(0)) {
+            const chunk = await pending.catch(() => undefined);
+            if (!chunk) break;
+            ahead.push(chunk.data);
+          }
           throw await this.nonFiniteError(first, batches, data, ahead);
         }
         yield stats ? { firstBatch: first, batches, data, stats } : { firstBatch: first, batches, data };
       }
       if (this.stream) await this.expectEnd();
     } finally {
-      await pending?.catch(() => undefined);
+      await Promise.all(queue.map((pending) => pending.catch(() => undefined)));
     }
   }
 
@@ -214,12 +243,18 @@ export class Hw4Input {
     }
   }
 
-  private async nonFiniteError(first: number, batches: number, data: Float32Array, ahead: Float32Array | undefined): Promise<Hw4NonFiniteError> {
-    let count = countNonFinite(data) + (ahead ? countNonFinite(ahead) : 0);
+  /** The error for non-finite input in `data`, counting them over the whole file (`ahead`: the chunks read after it). */
+  private async nonFiniteError(first: number, batches: number, data: Float32Array, ahead: readonly Float32Array[]): Promise<Hw4NonFiniteError> {
+    let count = countNonFinite(data);
+    let after = first + batches;
     const batchBytes = inputBatchBytes(this.shape);
+    for (const chunk of ahead) {
+      count += countNonFinite(chunk);
+      after += chunk.length / (batchBytes / 4);
+    }
     const step = Math.max(1, Math.floor((64 * 1024 * 1024) / batchBytes));
     try {
-      for (let b = first + batches + (ahead ? ahead.length / (batchBytes / 4) : 0); b < this.shape.B; b += step) {
+      for (let b = after; b < this.shape.B; b += step) {
         count += countNonFinite(await this.readBatches(b, Math.min(step, this.shape.B - b), batchBytes, freshBytes));
       }
     } catch {

@@ -31,7 +31,8 @@ describe('input files', () => {
         fc.integer({ min: 1, max: 9 }),
         fc.integer({ min: 0, max: 2 ** 31 - 1 }),
         fc.integer({ min: 1, max: 6 }),
-        async (B, N, d, seed, perChunk) => {
+        fc.integer({ min: 1, max: 3 }),
+        async (B, N, d, seed, perChunk, readAhead) => {
           const shape = { B, N, d };
           const data = generateInput({ shape, seed });
           const path = fresh('in.bin');
@@ -42,7 +43,7 @@ describe('input files', () => {
           const input = await Hw4Input.open(path);
           const parts: Float32Array[] = [];
           let expectFirst = 0;
-          for await (const chunk of input.chunks({ batchesPerChunk: perChunk })) {
+          for await (const chunk of input.chunks({ batchesPerChunk: perChunk, readAhead, stats: readAhead > 1 })) {
             expect(chunk.firstBatch).toBe(expectFirst);
             expectFirst += chunk.batches;
             parts.push(chunk.data);
@@ -91,6 +92,25 @@ describe('input files', () => {
     expect((error as Error).message).toMatch(/3 non-finite values .* batch 1, K, row 2, column 1/);
     const allowed = await readHw4Input(path, { allowNonFinite: true });
     expect(Number.isNaN(allowed.data[1 * 24 + 8 + 5])).toBe(true);
+  });
+
+  it('counts non-finite values over the whole file whatever the chunks and the reads ahead', async () => {
+    const shape = { B: 6, N: 3, d: 2 };
+    const data = generateInput({ shape, seed: 3 });
+    for (const at of [0 * 18 + 1, 2 * 18 + 7, 4 * 18 + 13, 5 * 18 + 17]) data[at] = Number.NaN;
+    const path = fresh('nan-chunks.bin');
+    await writeHw4Input(path, shape, data);
+    for (const readAhead of [1, 2, 4]) {
+      for (const batchesPerChunk of [1, 2, 6]) {
+        const input = await Hw4Input.open(path);
+        const error = await (async () => {
+          for await (const chunk of input.chunks({ batchesPerChunk, readAhead, stats: batchesPerChunk > 1 })) expect(chunk.batches).toBeGreaterThan(0);
+        })().catch((e: unknown) => e);
+        await input.close();
+        expect((error as Hw4NonFiniteError).count).toBe(4);
+        expect((error as Error).message).toMatch(/batch 0, Q, row 0, column 1/);
+      }
+    }
   });
 
   it('reports every malformed file on open with a one-line error', async () => {
