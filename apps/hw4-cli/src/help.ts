@@ -147,6 +147,7 @@ ${EXIT_CODE_HELP}
 
 Environment
   FA_GPU=off   use no GPU (CPU rungs only)       FA_DEBUG=1   stack traces for internal errors, Dawn's own messages
+  FA_STDERR_FILTER=always   filter Dawn's messages even where hw4-cli has found Dawn quiet (see README)
 
 Examples
   hw4-cli in.bin out.bin                          fastest rung available here

@@ -1,12 +1,19 @@
 /**
  * hw4-cli entry. A command that may start the GPU runs as a child process behind the stderr filter
- * (stderr-filter.ts); this launcher decides that before loading anything else, so the parent process costs one Node
- * start and no more. Everything else runs main (cli.ts) in this process.
+ * (stderr-filter.ts), unless an earlier filtered run found Dawn quiet on this machine (quiet-dawn.ts); this launcher
+ * decides that before loading anything else, so a filtering parent costs one Node start and no more. Everything else
+ * runs main (cli.ts) in this process.
  */
+import { knownQuiet, quietKey, recordQuiet } from './quiet-dawn.js';
 import { runFiltered, wantsFilter } from './stderr-filter.js';
 
 if (wantsFilter(process.argv.slice(2), process.env)) {
-  process.exit(await runFiltered());
+  const key = quietKey(process.env);
+  if (!knownQuiet(process.env, key)) {
+    const { code, dropped } = await runFiltered();
+    if (code === 0) recordQuiet(process.env, dropped === 0, key);
+    process.exit(code);
+  }
 }
 // Kept out of this file's bundle on purpose (see tsup.config.ts): the parent above never loads it.
 await import('./cli.js');

@@ -41,8 +41,14 @@ function implOf(argv: readonly string[]): string | undefined {
   return undefined;
 }
 
-/** Runs this same command line as a child with Dawn's lines filtered out of its stderr; resolves to its exit code. */
-export function runFiltered(): Promise<number> {
+/** How a filtered run ended: its exit code, and how many of Dawn's lines the filter dropped. */
+export interface FilteredRun {
+  code: number;
+  dropped: number;
+}
+
+/** Runs this same command line as a child with Dawn's lines filtered out of its stderr. */
+export function runFiltered(): Promise<FilteredRun> {
   const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
     stdio: ['inherit', 'inherit', 'pipe'],
     env: { ...process.env, [CHILD_FLAG]: '1', FA_STDERR_TTY: process.stderr.isTTY ? '1' : '0' },
@@ -55,9 +61,11 @@ export function runFiltered(): Promise<number> {
   let pending = '';
   // Dawn ends some messages with an empty line: dropped with them.
   let afterNative = false;
+  let dropped = 0;
   const keep = (line: string): boolean => {
     const drop = isNativeLine(line) || (afterNative && line === '');
     afterNative = drop;
+    if (drop) dropped++;
     return !drop;
   };
   child.stderr.setEncoding('utf8');
@@ -75,11 +83,11 @@ export function runFiltered(): Promise<number> {
   return new Promise((resolve) => {
     child.on('close', (code, signal) => {
       if (pending.length > 0 && keep(pending)) process.stderr.write(pending);
-      resolve(code ?? 128 + (signal ? constants.signals[signal] : 1));
+      resolve({ code: code ?? 128 + (signal ? constants.signals[signal] : 1), dropped });
     });
     child.on('error', (error) => {
       process.stderr.write(`hw4-cli: error: could not start: ${error.message}\n`);
-      resolve(1);
+      resolve({ code: 1, dropped });
     });
   });
 }

@@ -13,11 +13,25 @@ export interface CliResult {
   stderr: string;
 }
 
+let cacheHome: string | undefined;
+
+/** A cache folder of the tests' own, so runs never read or write hw4-cli's cache in the home folder. */
+export function testCacheHome(): string {
+  if (cacheHome === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), 'fa-cli-cache-'));
+    afterAll(() => {
+      rmSync(dir, { recursive: true, force: true });
+    });
+    cacheHome = dir;
+  }
+  return cacheHome;
+}
+
 /** Runs the built CLI (the test script builds first). */
 export function cli(args: string[], env: Record<string, string> = {}): CliResult {
   const result = spawnSync(process.execPath, [CLI, ...args], {
     encoding: 'utf8',
-    env: { ...process.env, ...env },
+    env: { ...process.env, XDG_CACHE_HOME: testCacheHome(), ...env },
     timeout: 300_000,
   });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
