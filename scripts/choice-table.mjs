@@ -1,20 +1,22 @@
 #!/usr/bin/env node
 // Writes packages/ladder/src/choice-table.ts, the automatic choice's table, from the bench's JSON files
 // (docs/bench/<adapter>.json, written by `hw4-cli bench`): per adapter and shape class, the rungs whose output passed
-// the bench's check, fastest first. Software adapters are left out (hw4-cli uses the CPU rungs there).
+// the bench's check, fastest first. Software adapters are left out (hw4-cli uses the CPU rungs there), and so are rungs
+// with f16 operands (`reducedPrecision`, `reducedRange`), which hw4-cli runs only when named.
 // Usage: npm run build && node scripts/choice-table.mjs [docs/bench]
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { shapeClass } from '../packages/ladder/dist/index.js';
+import { LADDER, shapeClass } from '../packages/ladder/dist/index.js';
 
 const root = new URL('..', import.meta.url).pathname;
 const dir = process.argv[2] ?? join(root, 'docs', 'bench');
 const name = (s) => `${s.B}×${s.N}×${s.d}`;
 const ms = (x) => (x < 10 ? x.toFixed(3) : x.toFixed(1));
+const automatic = new Set(LADDER.filter((r) => r.reducedPrecision === undefined && r.reducedRange === undefined).map((r) => r.id));
 
 /** Rungs that ran at every shape of `shapes`, ranked by their time relative to the fastest, summed over the shapes. */
 function rank(shapes, label) {
-  const ran = shapes.map((s) => s.cells.filter((c) => c.ran && c.ms !== undefined && c.maxError !== undefined && c.maxError <= 5e-3));
+  const ran = shapes.map((s) => s.cells.filter((c) => automatic.has(c.id) && c.ran && c.ms !== undefined && c.maxError !== undefined && c.maxError <= 5e-3));
   const ids = [...new Set(ran.flat().map((c) => c.id))].filter((id) => ran.every((cells) => cells.some((c) => c.id === id)));
   const score = (id) => ran.reduce((sum, cells) => sum + cells.find((c) => c.id === id).ms / Math.min(...cells.map((c) => c.ms)), 0);
   const ranking = ids.sort((a, b) => score(a) - score(b));

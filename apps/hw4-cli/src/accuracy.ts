@@ -10,12 +10,18 @@
  *
  * The default run moves such batches to the float64 `cpu` rung with a one-line note; a rung named with --impl stops
  * with an error instead of writing a file beyond the tolerance, unless --allow-inaccurate.
+ *
+ * Rungs that keep their operands as f16 (`reducedRange`) overflow past 65504. A row's norm bounds each of its values,
+ * so max‖q‖·log₂(e)/√d (Q is scaled before it is rounded), max‖k‖ and max|v| at most 65504 keep every operand finite;
+ * beyond that such a rung is refused, named or not, even with --allow-inaccurate (its output would hold Inf or NaN).
  */
 import type { Rung } from '@fa/core';
 import { FLOAT32_MAX, type BatchStats, type Shape } from '@fa/io';
 import { EXIT, ExitError } from './exit-codes.js';
 
 const FLOAT32_EPSILON = 2 ** -23;
+/** The largest finite f16. */
+export const F16_MAX = 65504;
 
 /** Rungs that compute in float64 and meet the tolerance on any finite input whose answer is representable. */
 export const ACCURATE_RUNG_IDS: ReadonlySet<string> = new Set(['cpu']);
@@ -29,11 +35,13 @@ export interface Fp32Risk {
   error: number;
   /** A float32 product or sum may overflow to Inf. */
   overflow: boolean;
+  /** Some value of Q·log₂(e)/√d, K or V may be beyond f16's range (see the file comment). */
+  f16Overflow: boolean;
 }
 
 /** The float32 risk of a run of batches; batches whose K or V hold NaN/Inf are skipped (their O is NaN anyway). */
 export function fp32Risk(stats: readonly BatchStats[], shape: Shape): Fp32Risk {
-  const risk: Fp32Risk = { maxScore: 0, maxAbsV: 0, error: 0, overflow: false };
+  const risk: Fp32Risk = { maxScore: 0, maxAbsV: 0, error: 0, overflow: false, f16Overflow: false };
   for (const s of stats) {
     if (s.nonFiniteKV) continue;
     const product = s.maxQNorm * s.maxKNorm;
@@ -42,6 +50,7 @@ export function fp32Risk(stats: readonly BatchStats[], shape: Shape): Fp32Risk {
     risk.maxAbsV = Math.max(risk.maxAbsV, s.maxAbsV);
     risk.error = Math.max(risk.error, FLOAT32_EPSILON * score * s.maxAbsV);
     if (product > FLOAT32_MAX || s.maxAbsV * shape.N > FLOAT32_MAX) risk.overflow = true;
+    if ((s.maxQNorm * Math.LOG2E) / Math.sqrt(shape.d) > F16_MAX || s.maxKNorm > F16_MAX || s.maxAbsV > F16_MAX) risk.f16Overflow = true;
   }
   return risk;
 }
@@ -84,6 +93,14 @@ export interface AccuracyPolicy {
  */
 export function chooseForAccuracy(policy: AccuracyPolicy, risk: Fp32Risk): AccuracyChoice {
   const { chosen, tolerance } = policy;
+  if (chosen.reducedRange !== undefined && risk.f16Overflow) {
+    const why = `this input's values may exceed f16's range (Q·log2(e)/√d, K or V beyond ${F16_MAX})`;
+    if (!policy.named) return { rung: policy.accurate, note: `hw4-cli: note: ${why}; computing with the float64 ${policy.accurate.id} rung` };
+    throw new ExitError(
+      `rung ${chosen.id} keeps its operands as f16, and ${why}; use --impl ${policy.accurate.id} (float64) or a float32 rung; no output was written`,
+      EXIT.usage,
+    );
+  }
   if (ACCURATE_RUNG_IDS.has(chosen.id) || !fp32Fails(risk, tolerance)) return { rung: chosen };
   if (!policy.named) {
     return { rung: policy.accurate, note: `hw4-cli: note: large values in this input: ${describeRisk(risk)}, beyond the tolerance ${tolerance}; computing with the float64 ${policy.accurate.id} rung` };

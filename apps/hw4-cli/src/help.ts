@@ -33,8 +33,9 @@ const OPTION_DOCS: Record<string, readonly [value: string, text: string]> = {
   repeats: ['N', 'timed runs after one warm-up run (default 5); a run over half the budget is the only one'],
   'budget-s': ['S', 'CPU rungs estimated over S seconds per run are skipped (default 40)'],
   out: ['DIR', 'where <adapter>.json, .md and .svg go (default docs/bench); cells merge into an existing file'],
-  python: ['PATH', 'Python with CUDA PyTorch for the fp32 SDPA comparison (default python3, or FA_PYTHON)'],
+  python: ['PATH', 'Python with CUDA PyTorch for the SDPA comparison (default python3, or FA_PYTHON)'],
   'no-torch': ['', 'skip PyTorch'],
+  'torch-dtype': ['LIST', 'PyTorch SDPA precisions to time: fp32, fp16 or fp32,fp16 (default fp32)'],
   render: ['', 'only re-render .md and .svg from the JSON in --out'],
 };
 

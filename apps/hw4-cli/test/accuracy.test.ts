@@ -52,4 +52,22 @@ describe('accuracy routing (defect 2)', () => {
     expect(fp32Risk([{ ...base, maxQNorm: 1e20, maxKNorm: 1e20, nonFiniteKV: true }], shape)).toMatchObject({ overflow: false, error: 0 });
     expect(chooseForAccuracy({ ...policy(false), chosen: cpu }, fp32Risk([{ ...base, maxQNorm: 1e20, maxKNorm: 1e20 }], shape))).toEqual({ rung: cpu });
   });
+
+  it('refuses a rung with f16 operands on values beyond 65504, named or not, even with --allow-inaccurate', () => {
+    const f16 = { ...fp32, id: 'some-f16-rung', reducedRange: 'f16' } as Rung;
+    const base = { maxQNorm: 1, maxKNorm: 1, maxAbsV: 1, nonFiniteQRows: [], nonFiniteKV: false };
+    expect(fp32Risk([{ ...base, maxKNorm: 6e4 }], shape).f16Overflow).toBe(false);
+    const inRange = fp32Risk([{ ...base, maxAbsV: 6e4 }], shape);
+    expect(inRange.f16Overflow).toBe(false);
+    expect(chooseForAccuracy({ ...policy(true), chosen: f16 }, inRange)).toEqual({ rung: f16 });
+    const beyond = fp32Risk([{ ...base, maxAbsV: 7e4 }], shape);
+    expect(beyond).toMatchObject({ f16Overflow: true, overflow: false });
+    expect(() => chooseForAccuracy({ ...policy(true, true), chosen: f16 }, beyond)).toThrow(/some-f16-rung keeps its operands as f16, and this input's values may exceed f16's range/);
+    expect(chooseForAccuracy({ ...policy(false), chosen: f16 }, beyond)).toMatchObject({ rung: cpu, note: expect.stringMatching(/f16's range.*float64 cpu rung$/) as unknown });
+    // Q is scaled by log2(e)/√d before it is rounded: at d = 32 a row norm of 2e5 is still in range.
+    expect(fp32Risk([{ ...base, maxQNorm: 2e5 }], shape).f16Overflow).toBe(false);
+    expect(fp32Risk([{ ...base, maxQNorm: 3e5 }], shape).f16Overflow).toBe(true);
+    // A float32 rung does not care about f16's range.
+    expect(chooseForAccuracy(policy(true), beyond)).toEqual({ rung: fp32 });
+  });
 });

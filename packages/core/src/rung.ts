@@ -35,6 +35,12 @@ export interface RungDefinition {
    * precision instead of to the float32 baseline.
    */
   readonly reducedPrecision?: 'f16';
+  /**
+   * Set when the rung keeps its operands in a format of narrower range than float32 (f16: finite only up to 65504),
+   * even where it reaches float32 accuracy: an input beyond that range overflows. The automatic choice never picks
+   * it, and hw4-cli refuses to run it on an input whose values may leave the range.
+   */
+  readonly reducedRange?: 'f16';
   /** Whether the rung can run `shape` here: true, or the reason it cannot. */
   supports(shape: Shape, env: RunEnv): true | string;
   prepare(env: RunEnv, shape: Shape, options?: PrepareOptions): Promise<Runner>;

@@ -46,10 +46,13 @@ export function shapeClass({ N, d }: Shape): string {
  * The rung to run `shape` here, and why. On a software GPU (a fallback adapter such as Mesa's lavapipe) GPU rungs run
  * on the same CPU cores, slower than the `cpu` rung, so only CPU rungs are considered. With a bench table for this
  * adapter, its fastest measured rung for the shape's class (or over all shapes) that can run the shape; without one,
- * the highest rung on the ladder that can.
+ * the highest rung on the ladder that can. Rungs of reduced precision or range (`reducedPrecision`, `reducedRange`:
+ * f16 operands) are never chosen: they may miss the 5e-3 contract, or overflow on inputs the format allows.
  */
 export function chooseRung(shape: Shape, env: RunEnv, ladder: readonly Rung[], table: readonly AdapterChoices[] = CHOICE_TABLE): Choice {
-  const runnable = (rung: Rung): boolean => canRun(rung, shape, env) === true;
+  // A rung with f16 operands may miss the tolerance or overflow past 65504: it runs only when named.
+  const automatic = (rung: Rung): boolean => rung.reducedPrecision === undefined && rung.reducedRange === undefined;
+  const runnable = (rung: Rung): boolean => automatic(rung) && canRun(rung, shape, env) === true;
   const report = env.gpu?.report;
   if (!report || report.isFallbackAdapter) {
     const best = [...ladder].reverse().find((r) => r.kind === 'cpu' && runnable(r));

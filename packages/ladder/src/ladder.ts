@@ -8,6 +8,7 @@ import { fused, fusedMaxsmem, fusedSplitQ } from '@fa/fused';
 import { naive } from '@fa/naive';
 import { bankFree, coalesced, lmRegisters, prefetch, qRegisters, registerTiles, restructure, vec4 } from '@fa/optimized';
 import { cpu, seqAttention, seqFlash } from '@fa/reference';
+import { compensatedMatrix, f16Matrix } from '@fa/tensor';
 import { chooseRung } from './choice.js';
 
 /** The rungs in ladder order; a rung's number is its place here. */
@@ -27,6 +28,8 @@ const RUNGS: readonly RungDefinition[] = [
   qRegisters,
   registerTiles,
   prefetch,
+  f16Matrix,
+  compensatedMatrix,
 ];
 
 export const LADDER: readonly Rung[] = RUNGS.map((rung, k) => ({ ...rung, index: k + 1 }));

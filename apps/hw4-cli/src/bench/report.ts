@@ -14,6 +14,8 @@ export interface BenchCell {
   command?: string;
   index: number;
   kind: 'cpu' | 'gpu';
+  /** The rung rounds its operands to f16: timed up to an error of 5e-2 instead of 5e-3. */
+  reducedPrecision?: 'f16';
   ran: boolean;
   reason?: string;
   wallMs?: number;
@@ -35,6 +37,8 @@ export interface BenchCell {
   timeVsTorch?: number;
 }
 
+export type TorchCell = { ms: number; msMin?: number; msMax?: number; tflops: number; maxError: number; version: string; device: string } | { reason: string };
+
 export interface BenchShape {
   shape: Shape;
   /** When and by which command this shape was measured. */
@@ -42,7 +46,9 @@ export interface BenchShape {
   command: string;
   gflop: number;
   floorWallMs?: number;
-  torch?: { ms: number; msMin?: number; msMax?: number; tflops: number; maxError: number; version: string; device: string } | { reason: string };
+  /** PyTorch's SDPA in fp32 (the reference for `timeVsTorch`), and in fp16 when the bench was asked for it. */
+  torch?: TorchCell;
+  torchFp16?: TorchCell;
   cells: BenchCell[];
 }
 
@@ -64,6 +70,13 @@ const ms = (x: number): string => (x < 1 ? x.toFixed(3) : x < 100 ? x.toFixed(2)
 const rate = (tflops: number): string => (tflops >= 1 ? `${tflops.toFixed(1)} TF` : `${(tflops * 1000).toPrecision(3)} GF`);
 const times = (x: number): string => (x >= 100 ? `${x.toFixed(0)}×` : x >= 10 ? `${x.toFixed(1)}×` : `${x.toFixed(2)}×`);
 
+/** One table row per PyTorch precision in the report (fp32 always, fp16 when some shape has it), `text` per shape. */
+function torchRows(report: BenchReport, text: (cell: TorchCell | undefined) => string): string[][] {
+  const rows = [['PyTorch SDPA fp32', ...report.shapes.map((s) => text(s.torch))]];
+  if (report.shapes.some((s) => s.torchFp16 !== undefined)) rows.push(['PyTorch SDPA fp16', ...report.shapes.map((s) => text(s.torchFp16))]);
+  return rows;
+}
+
 export function benchMarkdown(report: BenchReport): string {
   const header = ['rung', ...report.shapes.map((s) => shapeName(s.shape))];
   const rungIds = [...new Map(report.shapes.flatMap((s) => s.cells.map((c) => [c.id, c.index] as const))).entries()];
@@ -80,10 +93,7 @@ export function benchMarkdown(report: BenchReport): string {
         return `${ms(c.ms)} ms · ${rate(c.tflops ?? 0)}${c.gpuMs === undefined ? ' (wall)' : ''}`;
       }),
     ]),
-    [
-      'PyTorch SDPA fp32',
-      ...report.shapes.map((s) => (s.torch && 'ms' in s.torch ? `${ms(s.torch.ms)} ms · ${rate(s.torch.tflops)}` : `— ${s.torch?.reason ?? ''}`)),
-    ],
+    ...torchRows(report, (t) => (t && 'ms' in t ? `${ms(t.ms)} ms · ${rate(t.tflops)}` : `— ${t?.reason ?? ''}`)),
   ];
   const spread = (min: number | undefined, median: number | undefined, max: number | undefined): string =>
     median === undefined ? '—' : `${ms(min ?? median)} / ${ms(median)} / ${ms(max ?? median)}`;
@@ -95,7 +105,7 @@ export function benchMarkdown(report: BenchReport): string {
         return c?.ran ? `${spread(c.msMin, c.ms, c.msMax)}${c.repeats === undefined ? '' : ` (${c.repeats})`}` : '—';
       }),
     ]),
-    ['PyTorch SDPA fp32', ...report.shapes.map((s) => (s.torch && 'ms' in s.torch ? spread(s.torch.msMin, s.torch.ms, s.torch.msMax) : '—'))],
+    ...torchRows(report, (t) => (t && 'ms' in t ? spread(t.msMin, t.ms, t.msMax) : '—')),
   ];
   const speedRows = rungIds.map(([id, index]) => [
     `${index} \`${id}\``,
@@ -117,14 +127,14 @@ export function benchMarkdown(report: BenchReport): string {
         return c?.ran && c.maxError !== undefined ? c.maxError.toExponential(1) : '—';
       }),
     ]),
-    ['PyTorch SDPA fp32', ...report.shapes.map((s) => (s.torch && 'ms' in s.torch ? s.torch.maxError.toExponential(1) : '—'))],
+    ...torchRows(report, (t) => (t && 'ms' in t ? t.maxError.toExponential(1) : '—')),
   ];
   return [
     `## ${report.adapter}, ${report.date}`,
     '',
     `Measured by ${runsOf(report).join(', ')}; Node ${report.node}, CPU ${report.cpu}.`,
     'Inputs: uniform in [-3, 3], seed 1. Each rung\'s output of a first run is checked against the float64 oracle on sampled',
-    'rows before it is timed (a rung beyond 5e-3 is not timed). GPU rungs: median kernel time from timestamp queries over up',
+    `rows before it is timed (a rung beyond 5e-3 is not timed${reducedNote(report)}). GPU rungs: median kernel time from timestamp queries over up`,
     'to 5 dispatches run back to back after warm-up dispatches (the GPU at its working clock, as PyTorch\'s CUDA-event timing',
     'measures it); CPU rungs and the copy floor (upload and readback, no math): median wall time of up to 5 runs after a',
     'warm-up. TF = TFLOP/s, GF = GFLOP/s, counted as 4·B·N²·d. A rung whose first run is longer than half the per-cell budget',
@@ -148,6 +158,11 @@ export function benchMarkdown(report: BenchReport): string {
     markdownTable(header, errorRows),
     '',
   ].join('\n');
+}
+
+/** Where a rung of reduced precision (f16 operands) has cells: the looser limit it is timed under. */
+function reducedNote(report: BenchReport): string {
+  return report.shapes.some((s) => s.cells.some((c) => c.reducedPrecision !== undefined)) ? '; one with f16 operands, beyond 5e-2' : '';
 }
 
 /** Every command that measured part of the report, with its date, in first-seen order. */

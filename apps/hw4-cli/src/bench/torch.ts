@@ -1,7 +1,7 @@
 /**
- * PyTorch's fp32 scaled_dot_product_attention on the same input file, when Python with a CUDA PyTorch is present:
- * kernel time from CUDA events (median of repeats), and its output on the sampled rows so its error can be shown
- * beside ours.
+ * PyTorch's scaled_dot_product_attention on the same input file, in fp32 or fp16 (Q, K, V converted on the GPU
+ * before timing; PyTorch picks its flash kernel for fp16), when Python with a CUDA PyTorch is present: kernel time
+ * from CUDA events (median of repeats), and its output on the sampled rows so its error can be shown beside ours.
  */
 import { spawnSync } from 'node:child_process';
 import type { RowRef } from '@fa/reference';
@@ -12,11 +12,11 @@ const SCRIPT = `
 import json, sys
 import numpy as np
 import torch
-path, B, N, d, warmup, repeats, rows = sys.argv[1:]
+path, B, N, d, warmup, repeats, rows, dtype = sys.argv[1:]
 B, N, d, warmup, repeats = int(B), int(N), int(d), int(warmup), int(repeats)
 raw = np.fromfile(path, dtype='<f4', offset=12).reshape(B, 3, N, d)
 x = torch.from_numpy(raw).cuda()
-q, k, v = (x[:, i:i + 1].contiguous() for i in range(3))
+q, k, v = (x[:, i:i + 1].to(getattr(torch, dtype)).contiguous() for i in range(3))
 del x
 sdpa = torch.nn.functional.scaled_dot_product_attention
 with torch.no_grad():
@@ -32,8 +32,21 @@ with torch.no_grad():
         torch.cuda.synchronize()
         times.append(start.elapsed_time(end))
 sample = [o[b, 0, i].double().cpu().tolist() for b, i in json.loads(rows)]
-print(json.dumps({"times": times, "torch": torch.__version__, "device": torch.cuda.get_device_name(), "sample": sample}))
+print(json.dumps({"times": times, "torch": torch.__version__, "device": torch.cuda.get_device_name(), "dtype": str(q.dtype), "sample": sample}))
 `;
+
+/** The precisions the bench can time PyTorch in: its name in hw4-cli, and torch's. */
+export const TORCH_DTYPES = { fp32: 'float32', fp16: 'float16' } as const;
+export type TorchDtype = keyof typeof TORCH_DTYPES;
+
+/** --torch-dtype: a comma-separated list of fp32 and fp16, each at most once; or why it is not. */
+export function parseTorchDtypes(text: string): TorchDtype[] | string {
+  const names = text.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  const bad = names.find((n) => !(n in TORCH_DTYPES));
+  if (bad !== undefined) return `unknown PyTorch dtype "${bad}" (expected ${Object.keys(TORCH_DTYPES).join(', ')}, comma-separated)`;
+  if (names.length === 0) return 'no PyTorch dtype given';
+  return [...new Set(names as TorchDtype[])];
+}
 
 export interface TorchResult {
   ms: number;
@@ -52,7 +65,15 @@ export function torchUnavailable(python: string): string | undefined {
   return undefined;
 }
 
-export function timeTorch(python: string, inputPath: string, shape: Shape, rows: readonly RowRef[], warmups: number, repeats: number): TorchResult | string {
+export function timeTorch(
+  python: string,
+  inputPath: string,
+  shape: Shape,
+  rows: readonly RowRef[],
+  warmups: number,
+  repeats: number,
+  dtype: TorchDtype = 'fp32',
+): TorchResult | string {
   const args = [
     '-c',
     SCRIPT,
@@ -63,6 +84,7 @@ export function timeTorch(python: string, inputPath: string, shape: Shape, rows:
     String(warmups),
     String(repeats),
     JSON.stringify(rows.map((r) => [r.batch, r.row])),
+    TORCH_DTYPES[dtype],
   ];
   const run = spawnSync(python, args, { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
   if (run.status !== 0) {

@@ -1,6 +1,6 @@
 /**
- * hw4-cli bench: rungs × shapes on generated inputs. For each shape: the copy-only floor, PyTorch's fp32 SDPA when
- * present, then every rung in ladder order with warm-up and median of repeats, GPU time from timestamps, TFLOP/s,
+ * hw4-cli bench: rungs × shapes on generated inputs. For each shape: the copy-only floor, PyTorch's SDPA when
+ * present (fp32, and fp16 with --torch-dtype), then every rung in ladder order with warm-up and median of repeats, GPU time from timestamps, TFLOP/s,
  * speedups over the rung below and over naive, and the max error on sampled rows against the float64 oracle.
  * Writes JSON, a markdown table and an SVG chart, and prints the time table last.
  */
@@ -13,7 +13,7 @@ import { attentionOracleRows, sampleRows } from '@fa/reference';
 import { isPositiveInteger, numberFlag, parse, stringFlag } from '../args.js';
 import { measure, median, type Timing } from '../bench/measure.js';
 import { benchMarkdown, benchSvg, type BenchCell, type BenchReport, type BenchShape } from '../bench/report.js';
-import { timeTorch, torchUnavailable } from '../bench/torch.js';
+import { parseTorchDtypes, timeTorch, torchUnavailable, type TorchDtype } from '../bench/torch.js';
 import { makeEnv } from '../env.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { reporter } from '../output.js';
@@ -28,6 +28,7 @@ export const BENCH_OPTIONS = {
   out: { type: 'string', short: 'o' },
   python: { type: 'string' },
   'no-torch': { type: 'boolean' },
+  'torch-dtype': { type: 'string' },
   threads: { type: 'string' },
   json: { type: 'boolean' },
   quiet: { type: 'boolean', short: 'q' },
@@ -36,6 +37,11 @@ export const BENCH_OPTIONS = {
 /** The shapes the ladder's docs report: the large cases of the original suite and one beyond it. */
 export const DEFAULT_BENCH_SHAPES = '13600,128,32 10,2048,64 500,2048,64 4,32768,32 2,32768,64 26,32768,64';
 const SAMPLED_ROWS = 16;
+/**
+ * The error up to which a rung of reduced precision (f16 operands, e.g. `f16-matrix`) is still timed: it may miss 5e-3
+ * on ordinary data, as PyTorch's fp16 SDPA does, but an error ten times that means a wrong kernel, not rounding.
+ */
+const REDUCED_PRECISION_LIMIT = 10 * DEFAULT_TOLERANCE;
 
 export async function benchCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse('bench', args, BENCH_OPTIONS);
@@ -47,18 +53,20 @@ export async function benchCommand(args: string[]): Promise<number> {
   const budgetSeconds = numberFlag(values, 'budget-s', (n) => n > 0, 'a positive number of seconds') ?? 40;
   const outDir = stringFlag(values, 'out') ?? 'docs/bench';
   const python = stringFlag(values, 'python') ?? process.env.FA_PYTHON ?? 'python3';
+  const torchDtypes = parseTorchDtypes(stringFlag(values, 'torch-dtype') ?? 'fp32');
+  if (typeof torchDtypes === 'string') throw new UsageError(`--torch-dtype: ${torchDtypes}`);
   if (values.render === true) return renderOnly(stringFlag(values, 'out') ?? 'docs/bench', out.info);
   const env = await makeEnv({ gpu: true, threads: numberFlag(values, 'threads', isPositiveInteger, 'a positive integer') });
   const torchReason = values['no-torch'] === true ? 'not requested (--no-torch)' : torchUnavailable(python);
   const adapter = env.gpu ? adapterName(env.gpu.report) : `no GPU (${env.gpuUnavailableReason ?? 'unknown'})`;
-  out.info(`bench on ${adapter}; PyTorch: ${torchReason ?? 'yes'}`);
+  out.info(`bench on ${adapter}; PyTorch: ${torchReason ?? `yes (${torchDtypes.join(', ')})`}`);
 
   /** Flops per wall millisecond each rung reached last, to estimate the next shape's time. */
   const rates = new Map<string, number>();
   const results: BenchShape[] = [];
   const command = `hw4-cli bench ${args.join(' ')}`.trim();
   for (const shape of shapes) {
-    results.push(await benchShape(shape, { rungs, env, repeats, budgetSeconds, rates, python, torchReason, command, info: out.info }));
+    results.push(await benchShape(shape, { rungs, env, repeats, budgetSeconds, rates, python, torchReason, torchDtypes, command, info: out.info }));
   }
 
   const report: BenchReport = {
@@ -119,7 +127,8 @@ function mergePrevious(report: BenchReport, path: string): void {
     if (!fresh) return old;
     const cells = [...fresh.cells, ...old.cells.filter((c) => !fresh.cells.some((f) => f.id === c.id))].sort((a, b) => a.index - b.index);
     const torch = fresh.torch && 'ms' in fresh.torch ? fresh.torch : (old.torch ?? fresh.torch);
-    return { ...fresh, cells, ...(torch ? { torch } : {}) };
+    const torchFp16 = fresh.torchFp16 && 'ms' in fresh.torchFp16 ? fresh.torchFp16 : (old.torchFp16 ?? fresh.torchFp16);
+    return { ...fresh, cells, ...(torch ? { torch } : {}), ...(torchFp16 ? { torchFp16 } : {}) };
   });
   for (const s of report.shapes) if (!previous.shapes.some((p) => key(p) === key(s))) merged.push(s);
   report.shapes = merged;
@@ -133,6 +142,7 @@ interface ShapeContext {
   rates: Map<string, number>;
   python: string;
   torchReason: string | undefined;
+  torchDtypes: readonly TorchDtype[];
   command: string;
   info: (line: string) => void;
 }
@@ -175,11 +185,18 @@ async function benchShape(shape: Shape, ctx: ShapeContext): Promise<BenchShape> 
     try {
       const path = join(dir, 'input.bin');
       await writeHw4Input(path, shape, input);
-      const torch = timeTorch(ctx.python, path, shape, rows, 1, ctx.repeats);
-      if (typeof torch === 'string') result.torch = { reason: torch };
-      else {
-        result.torch = { ms: torch.ms, msMin: Math.min(...torch.times), msMax: Math.max(...torch.times), tflops: flops / torch.ms / 1e9, maxError: maxErrorOf(torch.sample), version: torch.version, device: torch.device };
-        info(`  PyTorch ${torch.version} SDPA fp32: ${torch.ms.toFixed(3)} ms`);
+      for (const dtype of ['fp32', 'fp16'] as const) {
+        const key = dtype === 'fp32' ? 'torch' : 'torchFp16';
+        if (!ctx.torchDtypes.includes(dtype)) {
+          if (dtype === 'fp32') result.torch = { reason: `not requested (--torch-dtype ${ctx.torchDtypes.join(',')})` };
+          continue;
+        }
+        const torch = timeTorch(ctx.python, path, shape, rows, 1, ctx.repeats, dtype);
+        if (typeof torch === 'string') result[key] = { reason: torch };
+        else {
+          result[key] = { ms: torch.ms, msMin: Math.min(...torch.times), msMax: Math.max(...torch.times), tflops: flops / torch.ms / 1e9, maxError: maxErrorOf(torch.sample), version: torch.version, device: torch.device };
+          info(`  PyTorch ${torch.version} SDPA ${dtype}: ${torch.ms.toFixed(3)} ms`);
+        }
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -190,6 +207,7 @@ async function benchShape(shape: Shape, ctx: ShapeContext): Promise<BenchShape> 
 
   for (const rung of ctx.rungs) {
     const cell: BenchCell = { id: rung.id, index: rung.index, kind: rung.kind, ran: false, date: result.date, command: ctx.command };
+    if (rung.reducedPrecision !== undefined) cell.reducedPrecision = rung.reducedPrecision;
     result.cells.push(cell);
     const allowed = canRun(rung, shape, env);
     if (allowed !== true) {
@@ -205,11 +223,13 @@ async function benchShape(shape: Shape, ctx: ShapeContext): Promise<BenchShape> 
       }
       const runner = await rung.prepare(env, shape);
       try {
-        // The first run is the check: a rung beyond the format's contract (DEFAULT_TOLERANCE) on the sampled rows is not timed.
+        // The first run is the check: a rung beyond the format's contract (DEFAULT_TOLERANCE) on the sampled rows is not
+        // timed; a rung of reduced precision (f16 operands) is timed up to REDUCED_PRECISION_LIMIT, its error shown.
         const first = await measure(runner, input, shape, 0, 1);
         cell.maxError = maxErrorOf(rowsOf(first.output));
-        if (!(cell.maxError <= DEFAULT_TOLERANCE)) {
-          cell.reason = `wrong output: max error ${cell.maxError.toExponential(2)} on sampled rows, over ${DEFAULT_TOLERANCE}`;
+        const limit = rung.reducedPrecision === undefined ? DEFAULT_TOLERANCE : REDUCED_PRECISION_LIMIT;
+        if (!(cell.maxError <= limit)) {
+          cell.reason = `wrong output: max error ${cell.maxError.toExponential(2)} on sampled rows, over ${limit}`;
           info(`  ${rung.id}: ${cell.reason}`);
           continue;
         }

@@ -31,6 +31,10 @@ export interface ListedRung {
   delta: string;
   kind: 'cpu' | 'gpu';
   requires: string[];
+  /** Operands rounded below float32 (f16): may miss the 5e-3 contract; only run when named. */
+  reducedPrecision?: 'f16';
+  /** Operands kept in f16's range (up to 65504): only run when named, and refused on inputs beyond it. */
+  reducedRange?: 'f16';
   available: boolean;
   reason?: string;
 }
@@ -45,6 +49,8 @@ export function listRungs(env: RunEnv): ListedRung[] {
       delta: rung.delta,
       kind: rung.kind,
       requires: [...(rung.requires ?? [])],
+      ...(rung.reducedPrecision ? { reducedPrecision: rung.reducedPrecision } : {}),
+      ...(rung.reducedRange ? { reducedRange: rung.reducedRange } : {}),
       available: reason === undefined,
     };
     if (reason !== undefined) entry.reason = reason;

@@ -1,0 +1,145 @@
+/**
+ * The tensor-core rungs (16 `f16-matrix`, 17 `compensated-matrix`). Where the GPU has f16 subgroup matrices: both
+ * against the float64 oracle on awkward shapes. Where it has not (lavapipe): they decline with a reason naming the
+ * missing feature. Everywhere: the automatic choice never picks them, also on pretend adapters that have everything.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { canRun, runAll, type AdapterReport, type GpuContext, type Rung, type RunEnv } from '@fa/core';
+import { compareOutputs, generateInput, type Shape } from '@fa/io';
+import { attentionOracle } from '@fa/reference';
+import { SUBGROUP_MATRIX_FEATURE } from '@fa/tensor';
+import { CHOICE_TABLE, chooseRung, findRung, LADDER, plainF16Attention } from '../src/index.js';
+import { conformanceEnv } from './gpu-env.js';
+
+const { env, release } = await conformanceEnv();
+afterAll(() => {
+  release();
+});
+
+const f16Matrix = findRung('f16-matrix') as Rung;
+const compensated = findRung('compensated-matrix') as Rung;
+const TENSOR_IDS = ['f16-matrix', 'compensated-matrix'];
+
+/** Why the tensor rungs cannot run here (a small ordinary shape), or undefined where they can. */
+const probe = canRun(compensated, { B: 1, N: 64, d: 64 }, env);
+const missing = probe === true ? undefined : probe;
+if (missing !== undefined) console.warn(`tensor-core rungs against the oracle skipped: ${missing}`);
+
+/** N = 1, N a multiple of no tile (77, 513), B > 1, every head size the rungs take. */
+const SHAPES: Shape[] = [
+  { B: 2, N: 1, d: 16 },
+  { B: 3, N: 1, d: 128 },
+  { B: 2, N: 77, d: 16 },
+  { B: 2, N: 77, d: 32 },
+  { B: 3, N: 77, d: 64 },
+  { B: 2, N: 77, d: 80 },
+  { B: 2, N: 77, d: 128 },
+  { B: 1, N: 513, d: 32 },
+  { B: 2, N: 513, d: 64 },
+  { B: 1, N: 513, d: 128 },
+];
+const name = ({ B, N, d }: Shape): string => `B=${B} N=${N} d=${d}`;
+
+async function errorOf(rung: Rung, shape: Shape) {
+  const input = generateInput({ shape, seed: shape.B * 1_000_003 + shape.N * 101 + shape.d });
+  const runner = await rung.prepare(env, shape);
+  try {
+    const { output } = await runAll(runner, input, shape);
+    const oracle = attentionOracle(input, shape);
+    return { rung: compareOutputs(output, oracle, shape), plainF16: compareOutputs(plainF16Attention(input, shape), oracle, shape) };
+  } finally {
+    await runner.dispose();
+  }
+}
+
+describe.skipIf(missing !== undefined)(`the tensor-core rungs on uniform ±3 data${missing ? ` (skipped: ${missing})` : ''}`, () => {
+  it.each(SHAPES.map((shape) => ({ shape, label: name(shape) })))('compensated-matrix is within 1e-4 of the oracle, $label', async ({ shape }) => {
+    const { rung } = await errorOf(compensated, shape);
+    expect(rung.maxAbsError, `max ${rung.maxAbsError}, mean ${rung.meanAbsError}`).toBeLessThanOrEqual(1e-4);
+  });
+
+  it.each(SHAPES.map((shape) => ({ shape, label: name(shape) })))('f16-matrix is within 2× a plain f16 computation, $label', async ({ shape }) => {
+    const { rung, plainF16 } = await errorOf(f16Matrix, shape);
+    expect(rung.maxAbsError, `max ${rung.maxAbsError}; plain f16 ${plainF16.maxAbsError}`).toBeLessThanOrEqual(Math.max(2 * plainF16.maxAbsError, 1e-6));
+  });
+});
+
+describe('where the GPU has no subgroup matrices', () => {
+  const noMatrices = env.gpu === undefined || env.gpu.device.features.has(SUBGROUP_MATRIX_FEATURE);
+  it.skipIf(noMatrices)('both rungs decline every shape with a one-line reason naming the missing feature', () => {
+    for (const rung of [f16Matrix, compensated]) {
+      for (const shape of SHAPES) {
+        const reason = canRun(rung, shape, env);
+        expect(reason).toEqual(expect.stringContaining(SUBGROUP_MATRIX_FEATURE));
+        expect(reason).not.toContain('\n');
+      }
+    }
+  });
+});
+
+describe('the automatic choice', () => {
+  const shapes = [...SHAPES, { B: 13600, N: 128, d: 32 }, { B: 10, N: 2048, d: 64 }, { B: 2, N: 32768, d: 64 }];
+
+  it('never picks a tensor-core rung on this machine', () => {
+    for (const shape of shapes) expect(TENSOR_IDS).not.toContain(chooseRung(shape, env, LADDER).rung.id);
+  });
+
+  it('never picks one on a pretend H100 that has every feature, with its bench table or without one', () => {
+    const h100 = pretendEnv({});
+    expect(canRun(compensated, { B: 1, N: 64, d: 64 }, h100)).toBe(true);
+    expect(canRun(f16Matrix, { B: 1, N: 64, d: 64 }, h100)).toBe(true);
+    for (const shape of shapes) {
+      expect(TENSOR_IDS).not.toContain(chooseRung(shape, h100, LADDER).rung.id);
+      expect(TENSOR_IDS).not.toContain(chooseRung(shape, h100, LADDER, []).rung.id);
+    }
+    expect(chooseRung({ B: 1, N: 64, d: 64 }, h100, LADDER, []).rung.id).toBe('prefetch');
+    expect(CHOICE_TABLE.some((a) => a.device === 'nvidia-h100-80gb-hbm3')).toBe(true);
+  });
+});
+
+describe('the reasons a GPU with subgroup matrices gives', () => {
+  const shape = { B: 1, N: 64, d: 64 };
+  it('names a subgroup size other than 32, a missing f16 configuration, and head sizes the fragments cannot take', () => {
+    expect(canRun(compensated, shape, pretendEnv({ subgroupMinSize: 8, subgroupMaxSize: 32 }))).toMatch(/subgroups of exactly 32 invocations \(this GPU: 8 to 32\)/);
+    expect(canRun(compensated, shape, pretendEnv({}, []))).toMatch(/no f16 → f32 16×16×16 configuration/);
+    expect(canRun(compensated, { B: 1, N: 64, d: 24 }, pretendEnv({}))).toMatch(/d = 24 is not a multiple of 16/);
+    expect(canRun(f16Matrix, { B: 1, N: 64, d: 256 }, pretendEnv({}))).toMatch(/d = 256 is above this rung's maximum head size 128/);
+  });
+
+  it('uses fewer query fragments where workgroup memory is small, and declines only when one fragment does not fit', () => {
+    expect(canRun(compensated, { B: 1, N: 64, d: 32 }, pretendEnv({ limits: { maxComputeWorkgroupStorageSize: 32768 } }))).toBe(true);
+    expect(canRun(compensated, { B: 1, N: 64, d: 128 }, pretendEnv({ limits: { maxComputeWorkgroupStorageSize: 8192 } }))).toMatch(/needs .* of workgroup memory, over this GPU's 8\.00 KiB/);
+  });
+});
+
+const F16_CONFIG = { componentType: 'f16', resultComponentType: 'f32', M: 16, N: 16, K: 16 };
+
+/** A pretend H100 (every feature the tensor rungs need), with `report` fields replaced and its matrix configurations. */
+function pretendEnv(report: Partial<Omit<AdapterReport, 'limits'>> & { limits?: Partial<AdapterReport['limits']> }, configs = [F16_CONFIG]): RunEnv {
+  const features = ['shader-f16', 'subgroups', 'timestamp-query', SUBGROUP_MATRIX_FEATURE];
+  const full: AdapterReport = {
+    vendor: 'nvidia',
+    architecture: '',
+    device: 'nvidia-h100-80gb-hbm3',
+    description: '',
+    features,
+    isFallbackAdapter: false,
+    subgroupMinSize: 32,
+    subgroupMaxSize: 32,
+    ...report,
+    limits: {
+      maxComputeWorkgroupStorageSize: 49152,
+      maxStorageBufferBindingSize: 2 ** 31 - 4,
+      maxBufferSize: 2 ** 40,
+      maxComputeInvocationsPerWorkgroup: 1024,
+      maxComputeWorkgroupSizeX: 1024,
+      maxComputeWorkgroupSizeY: 1024,
+      maxComputeWorkgroupSizeZ: 64,
+      maxComputeWorkgroupsPerDimension: 65535,
+      maxStorageBuffersPerShaderStage: 10,
+      ...report.limits,
+    },
+  };
+  const gpu = { report: full, adapter: { info: { subgroupMatrixConfigs: configs } }, device: { features: new Set(features) }, hasTimestamps: true };
+  return { gpu: gpu as unknown as GpuContext, threads: 2 };
+}

@@ -1,0 +1,200 @@
+/**
+ * The host of the tensor-core rungs: two dispatches in one compute pass. `convert` writes Q·log2(e)/√d, K and V of
+ * each batch into an f16 scratch buffer (`qkv16`, rows padded to a multiple of 64 with zeros, so every 16×16 fragment
+ * load stays inside its batch); `main` runs one subgroup of 32 invocations per workgroup on Br = 16·RQ query rows.
+ */
+import { formatBytes, type Shape } from '@fa/io';
+import {
+  checkBindings,
+  checked,
+  checkUniforms,
+  computePipelines,
+  grid2d,
+  kernelBindings,
+  packUniforms,
+  prepareAttentionRunner,
+  UnsupportedShapeError,
+  type AttentionBuffers,
+  type GpuContext,
+  type KernelEncoder,
+  type KernelSource,
+  type PrepareOptions,
+  type RungDefinition,
+  type RunEnv,
+} from '@fa/core';
+
+/** The feature that exposes subgroup matrices in Dawn. */
+export const SUBGROUP_MATRIX_FEATURE = 'chromium-experimental-subgroup-matrix' as GPUFeatureName;
+
+/** Keys per K/V tile (BC in the kernels); the scratch buffer pads each matrix's rows to a multiple of it. */
+export const MATRIX_BC = 64;
+/** Most Q (and O) fragments one subgroup keeps in registers (QO_MAX in the kernels). */
+const QO_MAX = 8;
+/** The largest head size: D/16 fragments across d must fit QO_MAX. */
+export const MATRIX_MAX_HEAD_SIZE = 128;
+
+export interface MatrixRungSpec {
+  id: string;
+  title: string;
+  delta: string;
+  kernel: KernelSource;
+  /** f16 copies of each of Q, K, V in the scratch buffer: 1 (rounded) or 2 (high and low parts). */
+  parts: 1 | 2;
+  reducedPrecision?: 'f16';
+}
+
+export interface MatrixPlan {
+  /** Query fragments (16 rows each) per workgroup. */
+  RQ: number;
+  /** Workgroup memory of `main`: Sf, the P̃ tile(s), rowScale, flag. */
+  workgroupBytes: number;
+  /** Rows of each matrix in the scratch buffer. */
+  NP: number;
+}
+
+interface SubgroupMatrixConfig {
+  componentType: string;
+  resultComponentType: string;
+  M: number;
+  N: number;
+  K: number;
+}
+
+/**
+ * Query fragments per subgroup: as many as fit QO_MAX registers of Q and of O, at most 4 (64 rows), and a power of
+ * two (the softmax gives each of the 32 invocations a whole number of rows, or each row a power-of-two group).
+ */
+export function matrixRowFragments(d: number): number {
+  const fit = Math.max(1, Math.min(4, Math.floor(QO_MAX / (d / 16))));
+  return 2 ** Math.floor(Math.log2(fit));
+}
+
+/** Workgroup memory of `main` for RQ query fragments: Sf (f32, BR × max(BC, d)), the P̃ tile(s) (f16), rowScale, flag. */
+export function matrixWorkgroupBytes(RQ: number, d: number, parts: 1 | 2): number {
+  const BR = 16 * RQ;
+  return 4 * BR * Math.max(MATRIX_BC, d) + parts * 2 * BR * MATRIX_BC + 4 * 64 + 16;
+}
+
+/**
+ * The plan for a shape: the most query fragments per workgroup that the registers allow (`matrixRowFragments`) and
+ * that fit `workgroupLimit` bytes of workgroup memory (fewer where the adapter has less; the H100's 48 KiB fits all).
+ */
+export function matrixPlan({ N, d }: Shape, parts: 1 | 2, workgroupLimit = Number.POSITIVE_INFINITY): MatrixPlan {
+  let RQ = matrixRowFragments(d);
+  while (RQ > 1 && matrixWorkgroupBytes(RQ, d, parts) > workgroupLimit) RQ /= 2;
+  return { RQ, workgroupBytes: matrixWorkgroupBytes(RQ, d, parts), NP: Math.ceil(N / MATRIX_BC) * MATRIX_BC };
+}
+
+/** Why this adapter cannot run the tensor-core rungs at all, or undefined when it can. */
+export function matrixUnavailable(gpu: GpuContext): string | undefined {
+  const features = gpu.device.features;
+  if (!features.has(SUBGROUP_MATRIX_FEATURE)) return `the GPU has no subgroup matrices (feature ${SUBGROUP_MATRIX_FEATURE})`;
+  if (!features.has('shader-f16')) return 'the GPU has no f16 in shaders (feature shader-f16)';
+  if (!features.has('subgroups')) return 'the GPU has no subgroups (feature subgroups)';
+  const configs = ((gpu.adapter.info as GPUAdapterInfo & { subgroupMatrixConfigs?: readonly SubgroupMatrixConfig[] }).subgroupMatrixConfigs ?? []);
+  const fits = configs.some((c) => c.componentType === 'f16' && c.resultComponentType === 'f32' && c.M === 16 && c.N === 16 && c.K === 16);
+  if (!fits) return "the GPU's subgroup matrices have no f16 → f32 16×16×16 configuration";
+  const { subgroupMinSize: min, subgroupMaxSize: max } = gpu.report;
+  if (min !== 32 || max !== 32) return `the kernel needs subgroups of exactly 32 invocations (this GPU: ${min ?? '?'} to ${max ?? '?'})`;
+  return undefined;
+}
+
+/** Whether a tensor-core rung can run `shape` here: true, or why not. */
+export function matrixSupport(shape: Shape, env: RunEnv, parts: 1 | 2): true | string {
+  if (!env.gpu) return env.gpuUnavailableReason ?? 'needs a GPU';
+  const unavailable = matrixUnavailable(env.gpu);
+  if (unavailable) return unavailable;
+  if (shape.d % 16 !== 0) return `d = ${shape.d} is not a multiple of 16 (the matrix fragments are 16 wide)`;
+  if (shape.d > MATRIX_MAX_HEAD_SIZE) return `d = ${shape.d} is above this rung's maximum head size ${MATRIX_MAX_HEAD_SIZE}`;
+  const limit = env.gpu.report.limits.maxComputeWorkgroupStorageSize;
+  const { workgroupBytes } = matrixPlan(shape, parts, limit);
+  if (workgroupBytes > limit) return `d = ${shape.d} needs ${formatBytes(workgroupBytes)} of workgroup memory, over this GPU's ${formatBytes(limit)}`;
+  return true;
+}
+
+/** Prepares a tensor-core kernel for a shape, without the adapter checks of `matrixSupport`. */
+export async function prepareMatrix(spec: MatrixRungSpec, gpu: GpuContext, shape: Shape, options?: PrepareOptions) {
+  const { device } = gpu;
+  const { N, d } = shape;
+  const { RQ, NP } = matrixPlan(shape, spec.parts, gpu.report.limits.maxComputeWorkgroupStorageSize);
+  const BR = 16 * RQ;
+  const Tr = Math.ceil(N / BR);
+  const uniforms = (batches: number) => ({ N, NP, batches, scaleLog2: Math.LOG2E / Math.sqrt(d) });
+  const fields = checkUniforms(spec.id, spec.kernel, uniforms(1));
+  checkBindings(spec.id, spec.kernel, ['qkv', 'O', 'params', 'qkv16']);
+  const pipelines = await checked(gpu, `compiling ${spec.id} (RQ = ${RQ}, d = ${d})`, async () => ({
+    ...(await computePipelines(gpu, spec.kernel, ['convert'], { D: d })),
+    ...(await computePipelines(gpu, spec.kernel, ['main'], { D: d, RQ })),
+  }));
+  const bindings = kernelBindings(spec.kernel.code);
+  const used = { convert: ['qkv', 'params', 'qkv16'], main: ['O', 'params', 'qkv16'] } as const;
+  return prepareAttentionRunner(
+    gpu,
+    shape,
+    spec.id,
+    {
+      scratchBytesPerBatch: { qkv16: 3 * spec.parts * NP * d * 2 },
+      bind(buffers: AttentionBuffers): KernelEncoder {
+        const params = device.createBuffer({
+          label: `${spec.id} params`,
+          size: Math.max(16, Math.ceil((fields.length * 4) / 16) * 16),
+          usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
+        });
+        const resources: Record<string, GPUBuffer> = { qkv: buffers.qkv, O: buffers.O, params, ...buffers.scratch };
+        const groupOf = (entry: keyof typeof used) =>
+          device.createBindGroup({
+            label: `${spec.id} ${entry}`,
+            layout: pipelines[entry].getBindGroupLayout(0),
+            entries: bindings
+              .filter(({ name }) => (used[entry] as readonly string[]).includes(name))
+              .map(({ binding, name }) => ({ binding, resource: { buffer: resources[name] as GPUBuffer } })),
+          });
+        const groups = { convert: groupOf('convert'), main: groupOf('main') };
+        let writtenFor = 0;
+        return {
+          encode(encoder, batches, timer) {
+            if (writtenFor !== batches) {
+              device.queue.writeBuffer(params, 0, packUniforms(fields, uniforms(batches)));
+              writtenFor = batches;
+            }
+            const pass = encoder.beginComputePass({ label: spec.id, timestampWrites: timer.writes(true, true) });
+            pass.setPipeline(pipelines.convert);
+            pass.setBindGroup(0, groups.convert);
+            const [cx, cy] = grid2d(gpu, Math.ceil((batches * 3 * NP * d) / 4 / 256));
+            pass.dispatchWorkgroups(cx, cy);
+            pass.setPipeline(pipelines.main);
+            pass.setBindGroup(0, groups.main);
+            const [x, y] = grid2d(gpu, batches * Tr);
+            pass.dispatchWorkgroups(x, y);
+            pass.end();
+          },
+          destroy() {
+            params.destroy();
+          },
+        };
+      },
+    },
+    options,
+  );
+}
+
+/** A tensor-core rung from its kernel and how many f16 parts it keeps of each operand. */
+export function matrixRung(spec: MatrixRungSpec): RungDefinition {
+  return {
+    id: spec.id,
+    kind: 'gpu',
+    title: spec.title,
+    delta: spec.delta,
+    requires: ['shader-f16', 'subgroups', SUBGROUP_MATRIX_FEATURE],
+    ...(spec.reducedPrecision ? { reducedPrecision: spec.reducedPrecision } : {}),
+    // Every operand is stored as f16 (high and low parts too): values past 65504 overflow.
+    reducedRange: 'f16',
+    kernels: [spec.kernel],
+    supports: (shape, env) => matrixSupport(shape, env, spec.parts),
+    prepare: (env, shape, options) => {
+      const allowed = matrixSupport(shape, env, spec.parts);
+      if (allowed !== true || !env.gpu) throw new UnsupportedShapeError(`${spec.id}: ${allowed === true ? 'needs a GPU' : allowed}`);
+      return prepareMatrix(spec, env.gpu, shape, options);
+    },
+  };
+}
