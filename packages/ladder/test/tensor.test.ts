@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { canRun, runAll, type AdapterReport, type GpuContext, type Rung, type RunEnv } from '@fa/core';
 import { compareOutputs, generateInput, type Shape } from '@fa/io';
 import { attentionOracle } from '@fa/reference';
-import { SUBGROUP_MATRIX_FEATURE } from '@fa/tensor';
+import { matrixPlan, SUBGROUP_MATRIX_FEATURE } from '@fa/tensor';
 import { CHOICE_TABLE, chooseRung, findRung, LADDER, plainF16Attention } from '../src/index.js';
 import { conformanceEnv } from './gpu-env.js';
 
@@ -109,6 +109,17 @@ describe('the reasons a GPU with subgroup matrices gives', () => {
   it('uses fewer query fragments where workgroup memory is small, and declines only when one fragment does not fit', () => {
     expect(canRun(compensated, { B: 1, N: 64, d: 32 }, pretendEnv({ limits: { maxComputeWorkgroupStorageSize: 32768 } }))).toBe(true);
     expect(canRun(compensated, { B: 1, N: 64, d: 128 }, pretendEnv({ limits: { maxComputeWorkgroupStorageSize: 8192 } }))).toMatch(/needs .* of workgroup memory, over this GPU's 8\.00 KiB/);
+  });
+});
+
+describe('the plan', () => {
+  it('takes one query fragment per subgroup on long key loops over a large grid, at most two otherwise', () => {
+    expect(matrixPlan({ B: 500, N: 2048, d: 64 }, 1).RQ).toBe(1);
+    expect(matrixPlan({ B: 26, N: 32768, d: 64 }, 2).RQ).toBe(1);
+    expect(matrixPlan({ B: 10, N: 2048, d: 64 }, 1).RQ).toBe(2);
+    expect(matrixPlan({ B: 13600, N: 128, d: 32 }, 2).RQ).toBe(2);
+    expect(matrixPlan({ B: 13600, N: 128, d: 16 }, 1).RQ).toBe(2);
+    expect(matrixPlan({ B: 1, N: 77, d: 128 }, 2).RQ).toBe(1);
   });
 });
 

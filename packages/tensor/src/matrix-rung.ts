@@ -61,13 +61,24 @@ interface SubgroupMatrixConfig {
 }
 
 /**
- * Query fragments per subgroup: as many as fit QO_MAX registers of Q and of O, at most 4 (64 rows), and a power of
- * two (the softmax gives each of the 32 invocations a whole number of rows, or each row a power-of-two group).
+ * Query fragments per subgroup: as many as fit QO_MAX registers of Q and of O, at most 2 (32 rows), and a power of
+ * two (the softmax gives each of the 32 invocations a whole number of rows, or each row a power-of-two group). The
+ * kernel takes up to 4 (RQ_MAX), but 4 lost everywhere on the H100: at 4×32768×32, 92.5 ms against 38.0 with 2.
  */
 export function matrixRowFragments(d: number): number {
-  const fit = Math.max(1, Math.min(4, Math.floor(QO_MAX / (d / 16))));
+  const fit = Math.max(1, Math.min(2, Math.floor(QO_MAX / (d / 16))));
   return 2 ** Math.floor(Math.log2(fit));
 }
+
+/**
+ * Where one query fragment per workgroup wins: long key loops (N at least ONE_FRAGMENT_MIN_N) over a grid of at least
+ * ONE_FRAGMENT_WORKGROUPS workgroups. Measured on the H100 (f16-matrix, ms with 1 and 2 fragments): 500×2048×64 19.4
+ * against 25.6, 4×32768×32 23.8 against 38.0, 26×32768×64 251 against 324; but 13600×128×32 7.5 against 3.4 (two key
+ * tiles per workgroup: the fixed work per workgroup dominates) and 10×2048×64 0.78 against 0.66 (1280 workgroups).
+ * Fewer rows per subgroup means less workgroup memory, more subgroups per SM, more of them waiting on loads at once.
+ */
+const ONE_FRAGMENT_MIN_N = 1024;
+const ONE_FRAGMENT_WORKGROUPS = 2048;
 
 /** Workgroup memory of `main` for RQ query fragments: Sf (f32, BR × max(BC, d)), the P̃ tile(s) (f16), rowScale, flag. */
 export function matrixWorkgroupBytes(RQ: number, d: number, parts: 1 | 2): number {
@@ -76,11 +87,13 @@ export function matrixWorkgroupBytes(RQ: number, d: number, parts: 1 | 2): numbe
 }
 
 /**
- * The plan for a shape: the most query fragments per workgroup that the registers allow (`matrixRowFragments`) and
- * that fit `workgroupLimit` bytes of workgroup memory (fewer where the adapter has less; the H100's 48 KiB fits all).
+ * The plan for a shape: one query fragment per workgroup on long key loops over a large grid, otherwise the most
+ * that the registers allow (`matrixRowFragments`); fewer where they do not fit `workgroupLimit` bytes of workgroup
+ * memory (the H100's 48 KiB fits all).
  */
-export function matrixPlan({ N, d }: Shape, parts: 1 | 2, workgroupLimit = Number.POSITIVE_INFINITY): MatrixPlan {
-  let RQ = matrixRowFragments(d);
+export function matrixPlan({ B, N, d }: Shape, parts: 1 | 2, workgroupLimit = Number.POSITIVE_INFINITY): MatrixPlan {
+  const longLoops = N >= ONE_FRAGMENT_MIN_N && B * Math.ceil(N / 16) >= ONE_FRAGMENT_WORKGROUPS;
+  let RQ = longLoops ? 1 : matrixRowFragments(d);
   while (RQ > 1 && matrixWorkgroupBytes(RQ, d, parts) > workgroupLimit) RQ /= 2;
   return { RQ, workgroupBytes: matrixWorkgroupBytes(RQ, d, parts), NP: Math.ceil(N / MATRIX_BC) * MATRIX_BC };
 }

@@ -79,6 +79,19 @@ fn convert(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
   qkv16[at + 3u] = f16(v.w);
 }
 
+// P̃ = 2^(S − mRow) for this invocation's keys of one row of the tile, written to the P̃ tile; returns their sum.
+fn writeRow(row: u32, g: u32, j: u32, mRow: f32) -> f32 {
+  var sum = 0.0;
+  for (var cc = 0u; cc < BC / G; cc++) {
+    let col = (g + G * (cc + row)) % BC;
+    var p = 0.0;
+    if (j * BC + col < params.N) { p = exp2(Sf[row * BC + col] - mRow); }
+    sum += p;
+    Pt[row * BC + col] = f16(p);
+  }
+  return sum;
+}
+
 @compute @workgroup_size(32)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) t: u32) {
@@ -125,32 +138,35 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     workgroupBarrier();
 
     // Online softmax in f32, per row; keys past N do not count. Columns are rotated by row so that the 32
-    // invocations read 32 different banks.
+    // invocations read 32 different banks. One pass: P̃ = 2^(S − m) with the current m, the row's maximum taken on the
+    // way; only where that maximum exceeds m by more than TAU (every row in the first tile, rarely after) is P̃
+    // written again with the new m (`writeRow`).
     var raise = false;
     for (var rr = 0u; rr < RPI; rr++) {
       let row = t / G + rr * (32u / G);
-      var mx = LOWEST;
-      for (var cc = 0u; cc < BC / G; cc++) {
-        let col = (g + G * (cc + row)) % BC;
-        var sv = Sf[row * BC + col];
-        if (j * BC + col >= N) { sv = LOWEST; }
-        mx = max(mx, sv);
-      }
-      for (var lane = 1u; lane < G; lane <<= 1u) { mx = max(mx, subgroupShuffleXor(mx, lane)); }
       let mOld = m[rr];
-      var mNew = mOld;
-      if (mx > mOld + TAU) { mNew = mx; }
-      let alpha = exp2(mOld - mNew);
-      if (j > 0u && mNew != mOld) { raise = true; }
-      m[rr] = mNew;
+      var mx = LOWEST;
       var sum = 0.0;
       for (var cc = 0u; cc < BC / G; cc++) {
         let col = (g + G * (cc + row)) % BC;
         var p = 0.0;
-        if (j * BC + col < N) { p = exp2(Sf[row * BC + col] - mNew); }
+        if (j * BC + col < N) {
+          let sv = Sf[row * BC + col];
+          mx = max(mx, sv);
+          p = exp2(sv - mOld);
+        }
         sum += p;
         Pt[row * BC + col] = f16(p);
       }
+      for (var lane = 1u; lane < G; lane <<= 1u) { mx = max(mx, subgroupShuffleXor(mx, lane)); }
+      var mNew = mOld;
+      if (mx > mOld + TAU) {
+        mNew = mx;
+        sum = writeRow(row, g, j, mNew);
+      }
+      let alpha = exp2(mOld - mNew);
+      if (j > 0u && mNew != mOld) { raise = true; }
+      m[rr] = mNew;
       l[rr] = l[rr] * alpha + sum;
       if (g == 0u) { rowScale[row] = alpha; }
     }

@@ -1,12 +1,13 @@
-// Rung 17 — compensated-matrix: rung 16's matrix units with fp32-grade accuracy, by splitting every operand in two.
+// Rung 17 — compensated-matrix: rung 16's matrix units within 1e-4 of the oracle, by splitting every operand in two.
 //
 // Changed from f16-matrix: rung 16 rounds Q, K, V and P̃ to f16 (11 significant bits), so its error on ±3 data is
 // about 1e-3 and can exceed the 5e-3 contract. Here each f32 value x is split into a high part h (x rounded to 11
 // significant bits, done on the bits so the compiler cannot fold it away) and a low part ℓ = f16(x − h), and the
 // products drop only the ℓ·ℓ term: S = Qh·Khᵀ + Qh·Klᵀ + Ql·Khᵀ and O += P̃h·Vh + P̃h·Vl + P̃l·Vh, all accumulated in
 // f32 by the matrix units. That is about 22 significant bits per operand, near f32's 24. It costs three times the
-// matrix work of rung 16 and twice its scratch and P̃ traffic, but the matrix units are not the bottleneck (the
-// softmax and the loads are), so it should stay well above the fp32 rungs while matching their accuracy.
+// matrix work of rung 16 and twice its scratch and P̃ traffic. The matrix units are not the bottleneck (the softmax
+// and the loads are), which made it look affordable; measured on the H100 it takes 1.7-2.1× rung 16's time, and
+// its error stays within 1e-4 but grows with N (docs/rungs/17-compensated-matrix.md).
 
 enable f16;
 enable subgroups;
@@ -91,6 +92,21 @@ fn convert(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
   qkv16[atLo + 3u] = f16(lo.w);
 }
 
+// P̃ = 2^(S − mRow) for this invocation's keys of one row of the tile, written to the P̃ tile; returns their sum.
+fn writeRow(row: u32, g: u32, j: u32, mRow: f32) -> f32 {
+  var sum = 0.0;
+  for (var cc = 0u; cc < BC / G; cc++) {
+    let col = (g + G * (cc + row)) % BC;
+    var p = 0.0;
+    if (j * BC + col < params.N) { p = exp2(Sf[row * BC + col] - mRow); }
+    sum += p;
+    let ph = hi1(p);
+    Pt[row * BC + col] = f16(ph);
+    Pl[row * BC + col] = f16(p - ph);
+  }
+  return sum;
+}
+
 @compute @workgroup_size(32)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) t: u32) {
@@ -147,34 +163,37 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     workgroupBarrier();
 
     // Online softmax in f32, per row; keys past N do not count. Columns are rotated by row so that the 32
-    // invocations read 32 different banks.
+    // invocations read 32 different banks. One pass: P̃ = 2^(S − m) with the current m, the row's maximum taken on the
+    // way; only where that maximum exceeds m by more than TAU (every row in the first tile, rarely after) is P̃
+    // written again with the new m (`writeRow`).
     var raise = false;
     for (var rr = 0u; rr < RPI; rr++) {
       let row = t / G + rr * (32u / G);
-      var mx = LOWEST;
-      for (var cc = 0u; cc < BC / G; cc++) {
-        let col = (g + G * (cc + row)) % BC;
-        var sv = Sf[row * BC + col];
-        if (j * BC + col >= N) { sv = LOWEST; }
-        mx = max(mx, sv);
-      }
-      for (var lane = 1u; lane < G; lane <<= 1u) { mx = max(mx, subgroupShuffleXor(mx, lane)); }
       let mOld = m[rr];
-      var mNew = mOld;
-      if (mx > mOld + TAU) { mNew = mx; }
-      let alpha = exp2(mOld - mNew);
-      if (j > 0u && mNew != mOld) { raise = true; }
-      m[rr] = mNew;
+      var mx = LOWEST;
       var sum = 0.0;
       for (var cc = 0u; cc < BC / G; cc++) {
         let col = (g + G * (cc + row)) % BC;
         var p = 0.0;
-        if (j * BC + col < N) { p = exp2(Sf[row * BC + col] - mNew); }
+        if (j * BC + col < N) {
+          let sv = Sf[row * BC + col];
+          mx = max(mx, sv);
+          p = exp2(sv - mOld);
+        }
         sum += p;
         let ph = hi1(p);
         Pt[row * BC + col] = f16(ph);
         Pl[row * BC + col] = f16(p - ph);
       }
+      for (var lane = 1u; lane < G; lane <<= 1u) { mx = max(mx, subgroupShuffleXor(mx, lane)); }
+      var mNew = mOld;
+      if (mx > mOld + TAU) {
+        mNew = mx;
+        sum = writeRow(row, g, j, mNew);
+      }
+      let alpha = exp2(mOld - mNew);
+      if (j > 0u && mNew != mOld) { raise = true; }
+      m[rr] = mNew;
       l[rr] = l[rr] * alpha + sum;
       if (g == 0u) { rowScale[row] = alpha; }
     }
