@@ -24,7 +24,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "naive",
           "cpu"
         ],
-        "evidence": "13600×128×32: prefetch 1.589 ms, register-tiles 1.665 ms"
+        "evidence": "13600×128×32: prefetch 1.590 ms, register-tiles 1.665 ms"
       },
       {
         "shapeClass": "N ≤ 4096, d ≤ 64",
@@ -42,7 +42,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "fused-maxsmem",
           "fused"
         ],
-        "evidence": "10×2048×64: prefetch 0.540 ms, register-tiles 0.598 ms; 500×2048×64: prefetch 21.9 ms, register-tiles 25.2 ms"
+        "evidence": "10×2048×64: prefetch 0.544 ms, register-tiles 0.598 ms; 500×2048×64: prefetch 21.9 ms, register-tiles 25.2 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 32",
@@ -60,7 +60,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "fused-maxsmem",
           "fused"
         ],
-        "evidence": "4×32768×32: prefetch 22.7 ms, register-tiles 23.8 ms"
+        "evidence": "4×32768×32: prefetch 22.9 ms, register-tiles 23.8 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 64",
@@ -69,7 +69,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "register-tiles",
           "q-registers"
         ],
-        "evidence": "2×32768×64: prefetch 22.4 ms, register-tiles 26.1 ms; 26×32768×64: prefetch 283.0 ms, register-tiles 331.4 ms; 2×32767×64: prefetch 22.6 ms, register-tiles 26.3 ms"
+        "evidence": "2×32768×64: prefetch 22.4 ms, register-tiles 26.1 ms; 26×32768×64: prefetch 285.0 ms, register-tiles 331.4 ms; 2×32767×64: prefetch 22.6 ms, register-tiles 26.3 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 128",
@@ -88,7 +88,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
         "register-tiles",
         "q-registers"
       ],
-      "evidence": "13600×128×32: prefetch 1.589 ms, register-tiles 1.665 ms; 10×2048×64: prefetch 0.540 ms, register-tiles 0.598 ms; 500×2048×64: prefetch 21.9 ms, register-tiles 25.2 ms; 4×32768×32: prefetch 22.7 ms, register-tiles 23.8 ms; 2×32768×64: prefetch 22.4 ms, register-tiles 26.1 ms; 26×32768×64: prefetch 283.0 ms, register-tiles 331.4 ms; 4×8192×128: prefetch 7.408 ms, register-tiles 10.9 ms; 2×32767×64: prefetch 22.6 ms, register-tiles 26.3 ms; 4×8192×80: prefetch 6.793 ms, register-tiles 7.821 ms"
+      "evidence": "13600×128×32: prefetch 1.590 ms, register-tiles 1.665 ms; 10×2048×64: prefetch 0.544 ms, register-tiles 0.598 ms; 500×2048×64: prefetch 21.9 ms, register-tiles 25.2 ms; 4×32768×32: prefetch 22.9 ms, register-tiles 23.8 ms; 2×32768×64: prefetch 22.4 ms, register-tiles 26.1 ms; 26×32768×64: prefetch 285.0 ms, register-tiles 331.4 ms; 4×8192×128: prefetch 7.408 ms, register-tiles 10.9 ms; 2×32767×64: prefetch 22.6 ms, register-tiles 26.3 ms; 4×8192×80: prefetch 6.793 ms, register-tiles 7.821 ms"
     }
   }
 ];

@@ -80,7 +80,7 @@ export function matrixRowFragments(d: number): number {
 const ONE_FRAGMENT_MIN_N = 1024;
 const ONE_FRAGMENT_WORKGROUPS = 2048;
 
-/** Workgroup memory of `main` for RQ query fragments: Sf (f32, BR × max(BC, d)), the P̃ tile(s) (f16), rowScale, flag. */
+/** Workgroup memory of `main` for RQ query fragments: Sf (f32, BR × max(BC, d)), the P̃ tile(s) (f16), rowScale, flag (rung 16). */
 export function matrixWorkgroupBytes(RQ: number, d: number, parts: 1 | 2): number {
   const BR = 16 * RQ;
   return 4 * BR * Math.max(MATRIX_BC, d) + parts * 2 * BR * MATRIX_BC + 4 * 64 + 16;
