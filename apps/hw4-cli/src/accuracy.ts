@@ -16,7 +16,7 @@
  * beyond that such a rung is refused, named or not, even with --allow-inaccurate (its output would hold Inf or NaN).
  */
 import type { Rung } from '@fa/core';
-import { FLOAT32_MAX, type BatchStats, type Shape } from '@fa/io';
+import { FLOAT32_MAX, type BatchStats, type Shape } from '@fa/io/node';
 import { EXIT, ExitError } from './exit-codes.js';
 
 const FLOAT32_EPSILON = 2 ** -23;

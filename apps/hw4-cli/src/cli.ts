@@ -3,7 +3,7 @@
  * exits explicitly (Dawn keeps a thread alive after a device is created, so the process would otherwise never end).
  */
 import { GpuError, UnsupportedShapeError } from '@fa/core';
-import { Hw4ArgumentError, Hw4FormatError, Hw4IoError, removeTemporaryFilesSync } from '@fa/io';
+import { Hw4ArgumentError, Hw4FormatError, Hw4IoError, removeTemporaryFilesSync } from '@fa/io/node';
 import { benchCommand } from './commands/bench.js';
 import { checkCommand } from './commands/check.js';
 import { conformanceCommand } from './commands/conformance.js';

@@ -2,7 +2,7 @@
  * hw4-cli's help: the overview (`hw4-cli --help`) and one page per command (`hw4-cli gen --help`). Each page lists
  * its command's options from the same table the parser uses, so no option goes missing from its help.
  */
-import { DATA_KINDS } from '@fa/io';
+import { DATA_KINDS } from '@fa/io/node';
 import { LADDER } from '@fa/ladder';
 import type { Options } from './args.js';
 import { BENCH_OPTIONS, DEFAULT_BENCH_SHAPES } from './commands/bench.js';

@@ -6,7 +6,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { batchStatsRange, chunkStats, type BatchStats, type Shape, type StatsFunction } from '@fa/io';
+import { batchStatsRange, chunkStats, type BatchStats, type Shape, type StatsFunction } from '@fa/io/node';
 
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');

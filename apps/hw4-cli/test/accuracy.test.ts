@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Rung } from '@fa/core';
-import { chunkStats, generateInput, type Shape } from '@fa/io';
+import { chunkStats, generateInput, type Shape } from '@fa/io/node';
 import { findRung } from '@fa/ladder';
 import { chooseForAccuracy, fp32Risk, type AccuracyPolicy } from '../src/accuracy.js';
 import { ExitError } from '../src/exit-codes.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { encodeHeader } from '@fa/io';
+import { encodeHeader } from '@fa/io/node';
 import { CLI, cli, ownLines, tempFolder, testCacheHome } from './cli-helpers.js';
 
 const dir = tempFolder();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { encodeHeader } from '@fa/io';
+import { encodeHeader } from '@fa/io/node';
 import { cli, ownLines, tempFolder } from './cli-helpers.js';
 
 const dir = tempFolder();

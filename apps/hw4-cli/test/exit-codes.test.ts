@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { encodeHeader } from '@fa/io';
+import { encodeHeader } from '@fa/io/node';
 import { EXIT } from '../src/exit-codes.js';
 import { cli, interrupt, ownLines, tempFolder, temporaries } from './cli-helpers.js';
 

@@ -3,7 +3,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createReadStream, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { encodeHeader } from '@fa/io';
+import { encodeHeader } from '@fa/io/node';
 import { CLI, cli, interrupt, ownLines, tempFolder, temporaries } from './cli-helpers.js';
 
 const dir = tempFolder();

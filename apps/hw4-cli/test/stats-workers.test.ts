@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { chunkStats, generateInput, type Shape } from '@fa/io';
+import { chunkStats, generateInput, type Shape } from '@fa/io/node';
 import { StatsWorkers } from '../src/stats-workers.js';
 
 const workers = new StatsWorkers(3);

@@ -2,7 +2,8 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { matrixFloats, openOutput, type Shape } from '@fa/io';
+import { matrixFloats, type Shape } from '@fa/io';
+import { openOutput } from '@fa/io/node';
 import { chunkBytesFor, memoryChunks, runAll, streamChunks, type Runner, type StreamChunk } from '../src/index.js';
 
 const shape: Shape = { B: 11, N: 3, d: 4 };

@@ -4,6 +4,7 @@
 import { fstat, read } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { endianness } from 'node:os';
+import { freshBytes, type Allocate } from './chunks.js';
 import { Hw4FormatError } from './errors.js';
 
 const BIG_ENDIAN_HOST = endianness() === 'BE';
@@ -39,14 +40,6 @@ export function stdinSource(): ByteSource {
   };
 }
 
-/** Memory for `bytes` bytes of data read from a file (fresh, or a reused buffer from a pool). */
-export type Allocate = (bytes: number) => Uint8Array;
-
-/** A fresh ArrayBuffer of `bytes` bytes. */
-export const freshBytes: Allocate = (bytes) => new Uint8Array(new ArrayBuffer(bytes));
-
-/** A fresh SharedArrayBuffer of `bytes` bytes (worker threads read it without a copy). */
-export const freshSharedBytes: Allocate = (bytes) => new Uint8Array(new SharedArrayBuffer(bytes));
 
 /** `bytes` bytes from `position`, as floats; `name` is how a file that shrinks mid-read is called. */
 export async function readFloats(handle: ByteSource, position: number, bytes: number, name: string, allocate: Allocate = freshBytes): Promise<Float32Array> {

@@ -18,7 +18,7 @@ import {
   removeStaleTemporaries,
   writeHw4Input,
   writeHw4Output,
-} from '../src/index.js';
+} from '../src/node.js';
 import { tempFolder } from './helpers.js';
 
 const dir = tempFolder();

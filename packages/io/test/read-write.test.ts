@@ -15,7 +15,7 @@ import {
   writeFileAtomic,
   writeHw4Input,
   writeHw4Output,
-} from '../src/index.js';
+} from '../src/node.js';
 import { tempFolder } from './helpers.js';
 
 const dir = tempFolder();

@@ -4,7 +4,7 @@
  * floor (the rate a run would reach if it took only the time of uploading the input and reading the output back).
  * Drawn on its own white background, so it reads the same on light and dark pages.
  */
-import type { Shape } from '@fa/io';
+import type { Shape } from '@fa/io/node';
 import type { BenchReport, BenchShape } from './report.js';
 
 /** Colors that stay distinct on white, by position in the series (the ladder order). */

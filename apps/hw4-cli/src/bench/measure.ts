@@ -3,7 +3,7 @@
  * runner's timestamp queries (summed over the runs' chunks); wall time covers upload, compute and readback.
  */
 import { runAll, type Runner } from '@fa/core';
-import type { Shape } from '@fa/io';
+import type { Shape } from '@fa/io/node';
 
 export interface Timing {
   /** Median wall-clock milliseconds of a whole run (upload, compute, readback for GPU rungs). */

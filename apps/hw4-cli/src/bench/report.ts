@@ -2,7 +2,7 @@
  * The bench's results as JSON, markdown tables and an SVG chart. Every number in them comes from one bench run.
  */
 import type { AdapterReport } from '@fa/core';
-import type { Shape } from '@fa/io';
+import type { Shape } from '@fa/io/node';
 import { markdownTable } from '../table.js';
 
 export { benchSvg } from './chart.js';

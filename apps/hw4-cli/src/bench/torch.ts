@@ -5,7 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import type { RowRef } from '@fa/reference';
-import type { Shape } from '@fa/io';
+import type { Shape } from '@fa/io/node';
 import { median } from './measure.js';
 
 const SCRIPT = `

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adapterName, canRun, prepareCopyFloor, runAll, type Runner, type Rung, type RunEnv } from '@fa/core';
-import { attentionFlops, Comparator, DEFAULT_TOLERANCE, generateInput, parseShape, writeFileAtomic, writeHw4Input, type Shape } from '@fa/io';
+import { attentionFlops, Comparator, DEFAULT_TOLERANCE, generateInput, parseShape, writeFileAtomic, writeHw4Input, type Shape } from '@fa/io/node';
 import { attentionOracleRows, sampleRows } from '@fa/reference';
 import { isPositiveInteger, numberFlag, parse, stringFlag } from '../args.js';
 import { measure, median, type Timing } from '../bench/measure.js';

@@ -16,7 +16,7 @@ import {
   STDIO_PATH,
   zeroNonFinite,
   type BatchStats,
-} from '@fa/io';
+} from '@fa/io/node';
 import { attentionOracle, attentionOracleRows, sampleRows } from '@fa/reference';
 import { expectPositionals, isPositiveInteger, numberFlag, parse, stringFlag } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';

@@ -13,7 +13,7 @@ import {
   validateRange,
   writeHw4Input,
   type GenerateSpec,
-} from '@fa/io';
+} from '@fa/io/node';
 import { attentionOracle } from '@fa/reference';
 import { expectPositionals, isNonNegativeInteger, numberFlag, parse, stringFlag } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';

@@ -5,7 +5,7 @@
  */
 import { canRun, runAll } from '@fa/core';
 import { NO_ADAPTER_HINT } from '@fa/core/node';
-import { attentionFlops, compareOutputs, formatShape, generateInput, parseDataKind, parseShape, type Comparison } from '@fa/io';
+import { attentionFlops, compareOutputs, formatShape, generateInput, parseDataKind, parseShape, type Comparison } from '@fa/io/node';
 import { attentionOracle } from '@fa/reference';
 import { isNonNegativeInteger, isPositiveInteger, numberFlag, parse, stringFlag } from '../args.js';
 import { makeEnv } from '../env.js';

@@ -3,7 +3,7 @@
  * adapter, and which rung a run without --impl would use (for the given shape, or for each bench shape) and why.
  */
 import { adapterName, unavailableReason, type AdapterReport, type RunEnv } from '@fa/core';
-import { formatBytes, formatShape, parseShape, type Shape } from '@fa/io';
+import { formatBytes, formatShape, parseShape, type Shape } from '@fa/io/node';
 import { chooseRung, LADDER } from '@fa/ladder';
 import { parse, stringFlag } from '../args.js';
 import { DEFAULT_BENCH_SHAPES } from './bench.js';

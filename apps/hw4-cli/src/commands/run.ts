@@ -25,7 +25,7 @@ import {
   type InputChunk,
   type OutputWriter,
   type Shape,
-} from '@fa/io';
+} from '@fa/io/node';
 import { fastestRung, findRung, LADDER } from '@fa/ladder';
 import { ACCURATE_RUNG_IDS, chooseForAccuracy, describeRisk, fp32Risk, type AccuracyPolicy, type Fp32Risk } from '../accuracy.js';
 import { expectPositionals, isPositiveInteger, numberFlag, parse, stringFlag } from '../args.js';

@@ -52,6 +52,8 @@ export async function acquireNodeGpu(options: AcquireOptions = {}): Promise<Acqu
   try {
     webgpu = await import('webgpu');
   } catch (error) {
+    const missing = (error as { code?: string } | undefined)?.code === 'ERR_MODULE_NOT_FOUND' && oneLine(error).includes("'webgpu'");
+    if (missing) return { reason: 'Dawn is not installed: add the webgpu package (an optional peer dependency of @fa/core) to use a GPU from Node' };
     return { reason: `Dawn (the webgpu package) failed to load: ${oneLine(error)}` };
   }
   Object.assign(globalThis, webgpu.globals);
