@@ -1,6 +1,7 @@
 /**
  * The GPU a rung runs on: adapter, device and what they offer. Browser-safe: only `./node` touches Dawn.
- * In a browser, build one with `createGpuContext(await navigator.gpu.requestAdapter())`.
+ * In a browser, build one with `createGpuContext(await navigator.gpu.requestAdapter())`, or, where the application
+ * already has its device, with `gpuContextFromDevice(adapter, device)`.
  */
 import { GpuError } from './errors.js';
 
@@ -72,6 +73,23 @@ export async function createGpuContext(adapter: GPUAdapter): Promise<GpuContext>
     destroy: () => {
       device.destroy();
     },
+  };
+}
+
+/**
+ * A context on a device the caller already has: nothing is requested, and `destroy()` leaves the device alone (it is
+ * the caller's). Rungs see the device's own features and limits and decline, with the reason, what it cannot run:
+ * request the features in `WANTED_FEATURES` and the adapter's `WANTED_LIMITS` when creating the device to let every
+ * rung run.
+ */
+export function gpuContextFromDevice(adapter: GPUAdapter, device: GPUDevice): GpuContext {
+  return {
+    adapter,
+    device,
+    report: describe(adapter, device),
+    hasTimestamps: device.features.has('timestamp-query'),
+    lost: device.lost,
+    destroy: () => undefined,
   };
 }
 

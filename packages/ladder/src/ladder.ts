@@ -7,7 +7,7 @@ import type { Shape } from '@fa/io';
 import { fused, fusedMaxsmem, fusedSplitQ } from '@fa/fused';
 import { naive } from '@fa/naive';
 import { bankFree, coalesced, lmRegisters, prefetch, qRegisters, registerTiles, restructure, vec4 } from '@fa/optimized';
-import { cpu, seqAttention, seqFlash } from '@fa/reference';
+import { cpu, seqAttention, seqFlash } from '@fa/reference/node';
 import { compensatedMatrix, f16Matrix } from '@fa/tensor';
 import { chooseRung } from './choice.js';
 

@@ -1,5 +1,5 @@
 /**
- * The GPU rungs, @fa/core and @fa/io bundle for a browser: esbuild with platform 'browser' resolves every import of
+ * The GPU rungs, the sequential rungs and the float64 oracle, @fa/core and @fa/io bundle for a browser: esbuild with platform 'browser' resolves every import of
  * an entry that uses them (package exports as a consumer's bundler sees them: the built dist files), and nothing in
  * the bundle comes from Node's built-in modules. @fa/io/node, the file reader and writer, must not bundle there.
  */
@@ -24,7 +24,7 @@ async function bundleForBrowser(contents: string) {
 const inputsOf = (metafile: Metafile | undefined): string[] => Object.keys(metafile?.inputs ?? {});
 
 describe('a browser bundle', () => {
-  it('takes @fa/io, @fa/core and every GPU rung package with no Node built-in', async () => {
+  it('takes @fa/io, @fa/core, every GPU rung package, the sequential rungs and the oracle, with no Node built-in', async () => {
     const result = await bundleForBrowser(`
       import { generateInput, compareOutputs, parseHeader } from '@fa/io';
       import { canRun, runAll, createGpuContext } from '@fa/core';
@@ -32,7 +32,8 @@ describe('a browser bundle', () => {
       import { fused, fusedMaxsmem, fusedSplitQ } from '@fa/fused';
       import * as optimized from '@fa/optimized';
       import * as tensor from '@fa/tensor';
-      export const all = [generateInput, compareOutputs, parseHeader, canRun, runAll, createGpuContext, naive, fused, fusedMaxsmem, fusedSplitQ, optimized, tensor];
+      import { attentionOracle, seqAttention, seqFlash } from '@fa/reference';
+      export const all = [generateInput, compareOutputs, parseHeader, canRun, runAll, createGpuContext, naive, fused, fusedMaxsmem, fusedSplitQ, optimized, tensor, attentionOracle, seqAttention, seqFlash];
     `);
     expect(result.errors).toEqual([]);
     const inputs = inputsOf(result.metafile);
@@ -42,7 +43,8 @@ describe('a browser bundle', () => {
     expect(code).not.toMatch(/from\s*["']node:|require\(["'](node:)?(fs|os|path|crypto|worker_threads)["']\)/);
   });
 
-  it('refuses @fa/io/node, which reads and writes files', async () => {
+  it('refuses @fa/io/node, which reads and writes files, and @fa/reference/node, whose cpu rung uses worker threads', async () => {
     await expect(bundleForBrowser(`import { Hw4Input } from '@fa/io/node'; export { Hw4Input };`)).rejects.toThrow(/node:|fs/);
+    await expect(bundleForBrowser(`import { cpu } from '@fa/reference/node'; export { cpu };`)).rejects.toThrow(/worker_threads/);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compareOutputs, formatComparison, generateInput, matrixFloats, type DataKind, type Shape } from '@fa/io';
 import { runAll, type RungDefinition } from '@fa/core';
-import { attentionOracle, cpu, seqAttention, seqFlash, seqFlashKernel } from '../src/index.js';
+import { attentionOracle, cpu, seqAttention, seqFlash, seqFlashKernel } from '../src/node.js';
 
 const env = { threads: 2 };
 

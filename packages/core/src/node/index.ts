@@ -34,6 +34,19 @@ export interface AcquireOptions {
  */
 const liveInstances: GPU[] = [];
 
+/**
+ * Dawn's `navigator.gpu` for Node, for an application that creates its own device (then `gpuContextFromDevice`):
+ * loads the webgpu package, installs its globals (GPUBufferUsage, …) and returns an instance with DAWN_FLAGS, kept
+ * alive for the life of the process. Rejects when the webgpu package cannot be loaded.
+ */
+export async function nodeGpu(): Promise<GPU> {
+  const webgpu = await import('webgpu');
+  Object.assign(globalThis, webgpu.globals);
+  const gpu = webgpu.create([...DAWN_FLAGS]);
+  liveInstances.push(gpu);
+  return gpu;
+}
+
 /** Milliseconds of each step of starting the GPU: loading Dawn, the instance and adapter, the device. */
 export interface GpuStartTimes {
   loadMs: number;
