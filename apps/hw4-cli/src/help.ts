@@ -87,7 +87,7 @@ export const COMMANDS: Record<string, CommandHelp> = {
     about: 'every rung on the awkward cases (N = 1, 77, 513, …) against the oracle; the table on stdout, exit 5 on a failure',
     options: CONFORMANCE_OPTIONS,
   },
-  bench: { usage: 'hw4-cli bench [options]', about: 'rungs × shapes: kernel time, TFLOP/s, speedups, PyTorch fp32 beside them', options: BENCH_OPTIONS },
+  bench: { usage: 'hw4-cli bench [options]', about: 'rungs × shapes: kernel time, TFLOP/s, speedups, PyTorch SDPA (fp32, and fp16 with --torch-dtype) beside them', options: BENCH_OPTIONS },
 };
 
 /** The option lines of a command, one per option of its parser table. */
