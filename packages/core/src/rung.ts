@@ -4,6 +4,7 @@
  */
 import type { Shape } from '@fa/io';
 import type { GpuContext } from './gpu-context.js';
+import type { AttentionKernel } from './gpu/attention-runner.js';
 import type { KernelSource } from './gpu/pipeline.js';
 
 export type RungKind = 'cpu' | 'gpu';
@@ -44,6 +45,11 @@ export interface RungDefinition {
   /** Whether the rung can run `shape` here: true, or the reason it cannot. */
   supports(shape: Shape, env: RunEnv): true | string;
   prepare(env: RunEnv, shape: Shape, options?: PrepareOptions): Promise<Runner>;
+  /**
+   * A GPU rung's kernel alone (pipelines compiled, no buffers), for encoding into the caller's own command encoder on
+   * the caller's buffers: see `prepareEncoded`. Absent on CPU rungs.
+   */
+  prepareKernel?(env: RunEnv, shape: Shape): Promise<AttentionKernel>;
   /** The WGSL of a GPU rung's kernels (for the docs, the ladder's header checks and diffs between rungs). */
   readonly kernels?: readonly KernelSource[];
 }

@@ -15,10 +15,10 @@ import {
   prepareAttentionRunner,
   UnsupportedShapeError,
   type AttentionBuffers,
+  type AttentionKernel,
   type GpuContext,
   type KernelEncoder,
   type KernelSource,
-  type PrepareOptions,
   type RungDefinition,
   type RunEnv,
 } from '@fa/core';
@@ -125,8 +125,8 @@ export function matrixSupport(shape: Shape, env: RunEnv, parts: 1 | 2): true | s
   return true;
 }
 
-/** Prepares a tensor-core kernel for a shape, without the adapter checks of `matrixSupport`. */
-export async function prepareMatrix(spec: MatrixRungSpec, gpu: GpuContext, shape: Shape, options?: PrepareOptions) {
+/** A tensor-core kernel for a shape (compiled, ready to bind to buffers), without the adapter checks of `matrixSupport`. */
+export async function matrixKernel(spec: MatrixRungSpec, gpu: GpuContext, shape: Shape): Promise<AttentionKernel> {
   const { device } = gpu;
   const { N, d } = shape;
   const { RQ, NP } = matrixPlan(shape, spec.parts, gpu.report.limits.maxComputeWorkgroupStorageSize);
@@ -141,11 +141,7 @@ export async function prepareMatrix(spec: MatrixRungSpec, gpu: GpuContext, shape
   }));
   const bindings = kernelBindings(spec.kernel.code);
   const used = { convert: ['qkv', 'params', 'qkv16'], main: ['O', 'params', 'qkv16'] } as const;
-  return prepareAttentionRunner(
-    gpu,
-    shape,
-    spec.id,
-    {
+  return {
       scratchBytesPerBatch: { qkv16: 3 * spec.parts * NP * d * 2 },
       bind(buffers: AttentionBuffers): KernelEncoder {
         const params = device.createBuffer({
@@ -186,9 +182,14 @@ export async function prepareMatrix(spec: MatrixRungSpec, gpu: GpuContext, shape
           },
         };
       },
-    },
-    options,
-  );
+    };
+}
+
+/** The GPU of `env` when the rung can run `shape` there; otherwise the reason, thrown. */
+function gpuFor(spec: MatrixRungSpec, env: RunEnv, shape: Shape): GpuContext {
+  const allowed = matrixSupport(shape, env, spec.parts);
+  if (allowed !== true || !env.gpu) throw new UnsupportedShapeError(`${spec.id}: ${allowed === true ? 'needs a GPU' : allowed}`);
+  return env.gpu;
 }
 
 /** A tensor-core rung from its kernel and how many f16 parts it keeps of each operand. */
@@ -204,10 +205,10 @@ export function matrixRung(spec: MatrixRungSpec): RungDefinition {
     reducedRange: 'f16',
     kernels: [spec.kernel],
     supports: (shape, env) => matrixSupport(shape, env, spec.parts),
-    prepare: (env, shape, options) => {
-      const allowed = matrixSupport(shape, env, spec.parts);
-      if (allowed !== true || !env.gpu) throw new UnsupportedShapeError(`${spec.id}: ${allowed === true ? 'needs a GPU' : allowed}`);
-      return prepareMatrix(spec, env.gpu, shape, options);
+    prepare: async (env, shape, options) => {
+      const gpu = gpuFor(spec, env, shape);
+      return prepareAttentionRunner(gpu, shape, spec.id, await matrixKernel(spec, gpu, shape), options);
     },
+    prepareKernel: (env, shape) => matrixKernel(spec, gpuFor(spec, env, shape), shape),
   };
 }

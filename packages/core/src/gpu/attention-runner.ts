@@ -33,9 +33,14 @@ export interface AttentionKernel {
   bind(buffers: AttentionBuffers, maxBatches: number): KernelEncoder;
 }
 
+/** Where a kernel's passes get their timestamp writes (a PassTimer, or none when the caller encodes). */
+export interface TimestampSink {
+  writes(first: boolean, last: boolean): GPUComputePassTimestampWrites | undefined;
+}
+
 export interface KernelEncoder {
   /** Encodes the kernel's compute passes for `batches` batches; passes take timestamp writes from `timer`. */
-  encode(encoder: GPUCommandEncoder, batches: number, timer: PassTimer): void;
+  encode(encoder: GPUCommandEncoder, batches: number, timer: TimestampSink): void;
   destroy?(): void;
 }
 

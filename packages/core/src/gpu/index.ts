@@ -6,3 +6,4 @@ export * from './pipeline.js';
 export * from './attention-runner.js';
 export * from './single-pass.js';
 export * from './wgsl-reflect.js';
+export * from './encoded.js';

@@ -8,8 +8,8 @@
 import { formatBytes, type Shape } from '@fa/io';
 import { UnsupportedShapeError } from '../errors.js';
 import type { GpuContext } from '../gpu-context.js';
-import type { PrepareOptions, RunEnv, RungDefinition } from '../rung.js';
-import { prepareAttentionRunner, type AttentionBuffers } from './attention-runner.js';
+import type { RunEnv, RungDefinition } from '../rung.js';
+import { prepareAttentionRunner, type AttentionBuffers, type AttentionKernel } from './attention-runner.js';
 import { checked } from './errors.js';
 import { computePipelines, type KernelSource } from './pipeline.js';
 import { grid2d } from './plan.js';
@@ -63,10 +63,15 @@ export function singlePassRung(rung: SinglePassRung): RungDefinition {
       const plan = planFor(shape, env);
       return typeof plan === 'string' ? plan : true;
     },
-    prepare: (env, shape, options) => {
+    prepare: async (env, shape, options) => {
       const plan = planFor(shape, env);
       if (typeof plan === 'string' || !env.gpu) throw new UnsupportedShapeError(`${rung.id}: ${typeof plan === 'string' ? plan : 'needs a GPU'}`);
-      return prepareSinglePass(rung, env.gpu, shape, plan, options);
+      return prepareAttentionRunner(env.gpu, shape, rung.id, await singlePassKernel(rung, env.gpu, shape, plan), options);
+    },
+    prepareKernel: (env, shape) => {
+      const plan = planFor(shape, env);
+      if (typeof plan === 'string' || !env.gpu) throw new UnsupportedShapeError(`${rung.id}: ${typeof plan === 'string' ? plan : 'needs a GPU'}`);
+      return singlePassKernel(rung, env.gpu, shape, plan);
     },
   };
 }
@@ -100,7 +105,8 @@ export function checkUniforms(rung: string, kernel: KernelSource, values: Readon
   return fields;
 }
 
-async function prepareSinglePass(rung: SinglePassRung, gpu: GpuContext, shape: Shape, plan: SinglePassPlan, options?: PrepareOptions) {
+/** The rung's kernel for a shape: checked against its description, compiled, ready to bind to buffers. */
+async function singlePassKernel(rung: SinglePassRung, gpu: GpuContext, shape: Shape, plan: SinglePassPlan): Promise<AttentionKernel> {
   const { device } = gpu;
   const scratchNames = Object.keys(plan.scratchBytesPerBatch ?? {});
   const fields = checkUniforms(rung.id, rung.kernel, plan.uniforms(1));
@@ -110,7 +116,7 @@ async function prepareSinglePass(rung: SinglePassRung, gpu: GpuContext, shape: S
     computePipelines(gpu, rung.kernel, ['main'], { ...plan.constants }),
   );
   const bindings = kernelBindings(rung.kernel.code);
-  return prepareAttentionRunner(gpu, shape, rung.id, {
+  return {
     scratchBytesPerBatch: plan.scratchBytesPerBatch ?? {},
     bind(buffers: AttentionBuffers) {
       const params = device.createBuffer({
@@ -143,5 +149,5 @@ async function prepareSinglePass(rung: SinglePassRung, gpu: GpuContext, shape: S
         },
       };
     },
-  }, options);
+  };
 }
