@@ -11,9 +11,9 @@ import {
   prepareAttentionRunner,
   UnsupportedShapeError,
   type AttentionBuffers,
+  type AttentionKernel,
   type GpuContext,
   type KernelEncoder,
-  type PrepareOptions,
   type RungDefinition,
 } from '@fa/core';
 import type { Shape } from '@fa/io';
@@ -27,7 +27,8 @@ const WG = 256;
 const STEPS = ['scores', 'row_max', 'exponentiate', 'row_sum', 'update_o', 'update_ml'] as const;
 type Step = (typeof STEPS)[number];
 
-async function prepareNaive(gpu: GpuContext, shape: Shape, options?: PrepareOptions) {
+/** The naive kernels for a shape: compiled, ready to bind to buffers. */
+async function naiveKernel(gpu: GpuContext, shape: Shape): Promise<AttentionKernel> {
   const supported = gpuHeadSizeSupport(shape);
   if (supported !== true) throw new UnsupportedShapeError(`naive: ${supported}`);
   const { device } = gpu;
@@ -53,7 +54,7 @@ async function prepareNaive(gpu: GpuContext, shape: Shape, options?: PrepareOpti
     return { layout, pipelines };
   });
 
-  return prepareAttentionRunner(gpu, shape, 'naive', {
+  return {
     scratchBytesPerBatch: { S: N * NAIVE_BC * 4, 'm̃': N * 4, 'ℓ̃': N * 4, m: N * 4, 'ℓ': N * 4 },
     bind(buffers: AttentionBuffers): KernelEncoder {
       const tiles = device.createBuffer({ label: 'naive tiles', size: Tc * align, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
@@ -97,7 +98,7 @@ async function prepareNaive(gpu: GpuContext, shape: Shape, options?: PrepareOpti
         },
       };
     },
-  }, options);
+  };
 }
 
 /** One Tile struct per K/V tile, at the uniform offset alignment: N, batches, kv0, first, scale. */
@@ -121,9 +122,13 @@ export const naive: RungDefinition = {
   delta: 'Moves to the GPU with one thread per element of each step: six dispatches per K/V tile, every step through GPU memory.',
   kernels: [NAIVE_KERNEL],
   supports: (shape) => gpuHeadSizeSupport(shape),
-  prepare: (env, shape, options) => {
+  prepare: async (env, shape, options) => {
     if (!env.gpu) throw new UnsupportedShapeError('naive needs a GPU');
-    return prepareNaive(env.gpu, shape, options);
+    return prepareAttentionRunner(env.gpu, shape, 'naive', await naiveKernel(env.gpu, shape), options);
+  },
+  prepareKernel: (env, shape) => {
+    if (!env.gpu) throw new UnsupportedShapeError('naive needs a GPU');
+    return naiveKernel(env.gpu, shape);
   },
 };
 
