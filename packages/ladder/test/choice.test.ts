@@ -1,34 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { canRun, type AdapterReport, type GpuContext, type RunEnv } from '@fa/core';
+import { canRun, type RunEnv } from '@fa/core';
 import { chooseRung, LADDER, shapeClass, type AdapterChoices } from '../src/index.js';
-
-/** A run environment with a pretend GPU: only what `canRun` and the rungs' plans read. */
-function envWith(report: Partial<AdapterReport>): RunEnv {
-  const full: AdapterReport = {
-    vendor: 'acme',
-    architecture: '',
-    device: 'gpu-1',
-    description: '',
-    features: ['subgroups', 'timestamp-query'],
-    isFallbackAdapter: false,
-    subgroupMinSize: 32,
-    subgroupMaxSize: 32,
-    limits: {
-      maxComputeWorkgroupStorageSize: 49152,
-      maxStorageBufferBindingSize: 2 ** 31 - 4,
-      maxBufferSize: 2 ** 40,
-      maxComputeInvocationsPerWorkgroup: 1024,
-      maxComputeWorkgroupSizeX: 1024,
-      maxComputeWorkgroupSizeY: 1024,
-      maxComputeWorkgroupSizeZ: 64,
-      maxComputeWorkgroupsPerDimension: 65535,
-      maxStorageBuffersPerShaderStage: 10,
-    },
-    ...report,
-  };
-  const gpu = { report: full, device: { features: new Set(full.features) }, hasTimestamps: true } as unknown as GpuContext;
-  return { gpu, threads: 2 };
-}
+import { pretendEnv } from './pretend-gpu.js';
 
 const TABLE: AdapterChoices[] = [
   {
@@ -50,29 +23,29 @@ describe('the automatic choice', () => {
   });
 
   it("takes the table's fastest rung for the shape's class, not the highest rung", () => {
-    const choice = pick({ B: 2, N: 2048, d: 64 }, envWith({}));
+    const choice = pick({ B: 2, N: 2048, d: 64 }, pretendEnv({}));
     expect(choice.rung.id).toBe('q-registers');
     expect(choice.reason).toContain('for N ≤ 4096, d ≤ 64');
   });
 
   it('falls back to the ranking over every measured shape for an unmeasured class', () => {
-    const choice = pick({ B: 1, N: 32768, d: 32 }, envWith({}));
+    const choice = pick({ B: 1, N: 32768, d: 32 }, pretendEnv({}));
     expect(choice.rung.id).toBe('register-tiles');
     expect(choice.reason).toContain('none measured for N > 4096, d ≤ 32');
   });
 
   it('skips a ranked rung that cannot run here', () => {
-    const choice = pick({ B: 1, N: 32768, d: 32 }, envWith({ features: ['timestamp-query'] }));
+    const choice = pick({ B: 1, N: 32768, d: 32 }, pretendEnv({ features: ['timestamp-query'] }));
     expect(choice.rung.kind).toBe('gpu');
     expect(choice.rung.requires ?? []).not.toContain('subgroups');
   });
 
   it('uses the highest runnable rung on an adapter without a table, and CPU rungs on a software adapter', () => {
-    const other = envWith({ vendor: 'other' });
+    const other = pretendEnv({ vendor: 'other' });
     const highest = [...LADDER].reverse().find((r) => canRun(r, { B: 1, N: 64, d: 64 }, other) === true);
     expect(highest?.id).toBe('prefetch');
     expect(pick({ B: 1, N: 64, d: 64 }, other).rung.id).toBe(highest?.id);
-    const software = pick({ B: 1, N: 64, d: 64 }, envWith({ isFallbackAdapter: true }));
+    const software = pick({ B: 1, N: 64, d: 64 }, pretendEnv({ isFallbackAdapter: true }));
     expect(software.rung.id).toBe('cpu');
     expect(software.reason).toContain('software adapter');
   });

@@ -4,12 +4,13 @@
  * missing feature. Everywhere: the automatic choice never picks them, also on pretend adapters that have everything.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { canRun, runAll, type AdapterReport, type GpuContext, type Rung, type RunEnv } from '@fa/core';
+import { canRun, runAll, type Rung, type RunEnv } from '@fa/core';
 import { compareOutputs, generateInput, type Shape } from '@fa/io';
 import { attentionOracle } from '@fa/reference';
 import { matrixPlan, SUBGROUP_MATRIX_FEATURE } from '@fa/tensor';
 import { CHOICE_TABLE, chooseRung, findRung, LADDER, plainF16Attention } from '../src/index.js';
 import { conformanceEnv } from './gpu-env.js';
+import { pretendEnv as pretendGpu, type PretendReport } from './pretend-gpu.js';
 
 const { env, release } = await conformanceEnv();
 afterAll(() => {
@@ -126,31 +127,6 @@ describe('the plan', () => {
 const F16_CONFIG = { componentType: 'f16', resultComponentType: 'f32', M: 16, N: 16, K: 16 };
 
 /** A pretend H100 (every feature the tensor rungs need), with `report` fields replaced and its matrix configurations. */
-function pretendEnv(report: Partial<Omit<AdapterReport, 'limits'>> & { limits?: Partial<AdapterReport['limits']> }, configs = [F16_CONFIG]): RunEnv {
-  const features = ['shader-f16', 'subgroups', 'timestamp-query', SUBGROUP_MATRIX_FEATURE];
-  const full: AdapterReport = {
-    vendor: 'nvidia',
-    architecture: '',
-    device: 'nvidia-h100-80gb-hbm3',
-    description: '',
-    features,
-    isFallbackAdapter: false,
-    subgroupMinSize: 32,
-    subgroupMaxSize: 32,
-    ...report,
-    limits: {
-      maxComputeWorkgroupStorageSize: 49152,
-      maxStorageBufferBindingSize: 2 ** 31 - 4,
-      maxBufferSize: 2 ** 40,
-      maxComputeInvocationsPerWorkgroup: 1024,
-      maxComputeWorkgroupSizeX: 1024,
-      maxComputeWorkgroupSizeY: 1024,
-      maxComputeWorkgroupSizeZ: 64,
-      maxComputeWorkgroupsPerDimension: 65535,
-      maxStorageBuffersPerShaderStage: 10,
-      ...report.limits,
-    },
-  };
-  const gpu = { report: full, adapter: { info: { subgroupMatrixConfigs: configs } }, device: { features: new Set(features) }, hasTimestamps: true };
-  return { gpu: gpu as unknown as GpuContext, threads: 2 };
+function pretendEnv(report: PretendReport, configs: readonly object[] = [F16_CONFIG]): RunEnv {
+  return pretendGpu({ vendor: 'nvidia', device: 'nvidia-h100-80gb-hbm3', features: ['shader-f16', 'subgroups', 'timestamp-query', SUBGROUP_MATRIX_FEATURE], ...report }, configs);
 }

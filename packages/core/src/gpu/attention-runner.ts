@@ -44,6 +44,16 @@ export interface KernelEncoder {
   destroy?(): void;
 }
 
+/**
+ * Batches one run of `kernel` may cover: as many as Q, K, V, O and the kernel's scratch buffers allow under the
+ * adapter's binding limits (`batchesPerRun`), at most `wanted`, at least 1.
+ */
+export function kernelBatchesPerRun(gpu: GpuContext, shape: Shape, kernel: AttentionKernel, rung: string, wanted?: number): number {
+  const floats = matrixFloats(shape);
+  const fits = batchesPerRun(gpu, shape, { 'Q, K and V': 12 * floats, O: 4 * floats, ...kernel.scratchBytesPerBatch }, rung);
+  return Math.max(1, Math.min(fits, wanted ?? fits));
+}
+
 /** Allocates everything a rung needs for `shape` and returns its Runner. */
 export async function prepareAttentionRunner(
   gpu: GpuContext,
@@ -53,8 +63,7 @@ export async function prepareAttentionRunner(
   options: PrepareOptions = {},
 ): Promise<Runner> {
   const floats = matrixFloats(shape);
-  const fits = batchesPerRun(gpu, shape, { 'Q, K and V': 12 * floats, O: 4 * floats, ...kernel.scratchBytesPerBatch }, rung);
-  const maxBatches = Math.max(1, Math.min(fits, options.maxBatchesPerRun ?? fits));
+  const maxBatches = kernelBatchesPerRun(gpu, shape, kernel, rung, options.maxBatchesPerRun);
   const created: { destroy(): void }[] = [];
   const track = <T extends { destroy(): void }>(resource: T): T => {
     created.push(resource);

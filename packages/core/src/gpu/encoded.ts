@@ -6,8 +6,7 @@
 import { formatShape, matrixFloats, type Shape } from '@fa/io';
 import { UnsupportedShapeError } from '../errors.js';
 import { canRun, type RunEnv, type Rung } from '../rung.js';
-import type { KernelEncoder } from './attention-runner.js';
-import { batchesPerRun } from './plan.js';
+import { kernelBatchesPerRun, type KernelEncoder } from './attention-runner.js';
 
 export interface AttentionBuffersOfCaller {
   /** batches × 3 × N × d float32 (STORAGE usage): Q, K, V of each batch. */
@@ -35,8 +34,7 @@ export async function prepareEncoded(rung: Rung, env: RunEnv, shape: Shape, maxB
   const gpu = env.gpu;
   const kernel = await rung.prepareKernel(env, shape);
   const floats = matrixFloats(shape);
-  const fits = batchesPerRun(gpu, shape, { 'Q, K and V': 12 * floats, O: 4 * floats, ...kernel.scratchBytesPerBatch }, rung.id);
-  const batchesAtOnce = Math.max(1, Math.min(fits, maxBatches));
+  const batchesAtOnce = kernelBatchesPerRun(gpu, shape, kernel, rung.id, maxBatches);
   const scratch: Record<string, GPUBuffer> = {};
   for (const [name, bytes] of Object.entries(kernel.scratchBytesPerBatch)) {
     scratch[name] = gpu.device.createBuffer({ label: `${rung.id} ${name}`, size: Math.max(16, Math.ceil((batchesAtOnce * bytes) / 4) * 4), usage: GPUBufferUsage.STORAGE });

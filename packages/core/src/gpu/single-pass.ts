@@ -52,6 +52,12 @@ export function singlePassRung(rung: SinglePassRung): RungDefinition {
     }
     return plan;
   };
+  /** The GPU and the plan for a shape, or the reason there is none, thrown. */
+  const planned = (env: RunEnv, shape: Shape): { gpu: GpuContext; plan: SinglePassPlan } => {
+    const plan = planFor(shape, env);
+    if (typeof plan === 'string' || !env.gpu) throw new UnsupportedShapeError(`${rung.id}: ${typeof plan === 'string' ? plan : 'needs a GPU'}`);
+    return { gpu: env.gpu, plan };
+  };
   return {
     id: rung.id,
     kind: 'gpu',
@@ -64,14 +70,12 @@ export function singlePassRung(rung: SinglePassRung): RungDefinition {
       return typeof plan === 'string' ? plan : true;
     },
     prepare: async (env, shape, options) => {
-      const plan = planFor(shape, env);
-      if (typeof plan === 'string' || !env.gpu) throw new UnsupportedShapeError(`${rung.id}: ${typeof plan === 'string' ? plan : 'needs a GPU'}`);
-      return prepareAttentionRunner(env.gpu, shape, rung.id, await singlePassKernel(rung, env.gpu, shape, plan), options);
+      const { gpu, plan } = planned(env, shape);
+      return prepareAttentionRunner(gpu, shape, rung.id, await singlePassKernel(rung, gpu, shape, plan), options);
     },
     prepareKernel: (env, shape) => {
-      const plan = planFor(shape, env);
-      if (typeof plan === 'string' || !env.gpu) throw new UnsupportedShapeError(`${rung.id}: ${typeof plan === 'string' ? plan : 'needs a GPU'}`);
-      return singlePassKernel(rung, env.gpu, shape, plan);
+      const { gpu, plan } = planned(env, shape);
+      return singlePassKernel(rung, gpu, shape, plan);
     },
   };
 }
