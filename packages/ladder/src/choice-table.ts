@@ -5,11 +5,12 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
   {
     "vendor": "nvidia",
     "device": "nvidia-h100-80gb-hbm3",
-    "source": "docs/bench/nvidia-nvidia-h100-80gb-hbm3.json (2026-11-22, 2026-11-23)",
+    "source": "docs/bench/nvidia-nvidia-h100-80gb-hbm3.json (2026-11-23)",
     "classes": [
       {
         "shapeClass": "N ≤ 256, d ≤ 32",
         "ranking": [
+          "row-split",
           "prefetch",
           "register-tiles",
           "q-registers",
@@ -24,13 +25,14 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "naive",
           "cpu"
         ],
-        "evidence": "13600×128×32: prefetch 1.590 ms, register-tiles 1.665 ms"
+        "evidence": "13600×128×32: row-split 0.991 ms, prefetch 1.599 ms"
       },
       {
         "shapeClass": "N ≤ 4096, d ≤ 64",
         "ranking": [
-          "prefetch",
+          "row-split",
           "register-tiles",
+          "prefetch",
           "q-registers",
           "coalesced",
           "restructure",
@@ -42,11 +44,12 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "fused-maxsmem",
           "fused"
         ],
-        "evidence": "10×2048×64: prefetch 0.544 ms, register-tiles 0.598 ms; 500×2048×64: prefetch 21.9 ms, register-tiles 25.2 ms"
+        "evidence": "10×2048×64: row-split 0.637 ms, register-tiles 0.598 ms; 500×2048×64: row-split 18.9 ms, register-tiles 25.2 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 32",
         "ranking": [
+          "row-split",
           "prefetch",
           "register-tiles",
           "q-registers",
@@ -60,35 +63,38 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "fused-maxsmem",
           "fused"
         ],
-        "evidence": "4×32768×32: prefetch 22.9 ms, register-tiles 23.8 ms"
+        "evidence": "4×32768×32: row-split 17.1 ms, prefetch 22.8 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 64",
         "ranking": [
+          "row-split",
           "prefetch",
           "register-tiles",
           "q-registers"
         ],
-        "evidence": "2×32768×64: prefetch 22.4 ms, register-tiles 26.1 ms; 26×32768×64: prefetch 285.0 ms, register-tiles 331.4 ms; 2×32767×64: prefetch 22.6 ms, register-tiles 26.3 ms"
+        "evidence": "2×32768×64: row-split 19.9 ms, prefetch 22.6 ms; 26×32768×64: row-split 249.1 ms, prefetch 285.0 ms; 2×32767×64: row-split 19.9 ms, prefetch 22.6 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 128",
         "ranking": [
+          "row-split",
           "prefetch",
           "register-tiles",
           "q-registers"
         ],
-        "evidence": "4×8192×128: prefetch 7.408 ms, register-tiles 10.9 ms; 4×8192×80: prefetch 6.793 ms, register-tiles 7.821 ms"
+        "evidence": "4×8192×128: row-split 5.732 ms, prefetch 7.412 ms; 4×8192×80: row-split 4.057 ms, prefetch 6.792 ms"
       }
     ],
     "overall": {
       "shapeClass": "every measured shape",
       "ranking": [
+        "row-split",
         "prefetch",
         "register-tiles",
         "q-registers"
       ],
-      "evidence": "13600×128×32: prefetch 1.590 ms, register-tiles 1.665 ms; 10×2048×64: prefetch 0.544 ms, register-tiles 0.598 ms; 500×2048×64: prefetch 21.9 ms, register-tiles 25.2 ms; 4×32768×32: prefetch 22.9 ms, register-tiles 23.8 ms; 2×32768×64: prefetch 22.4 ms, register-tiles 26.1 ms; 26×32768×64: prefetch 285.0 ms, register-tiles 331.4 ms; 4×8192×128: prefetch 7.408 ms, register-tiles 10.9 ms; 2×32767×64: prefetch 22.6 ms, register-tiles 26.3 ms; 4×8192×80: prefetch 6.793 ms, register-tiles 7.821 ms"
+      "evidence": "13600×128×32: row-split 0.991 ms, prefetch 1.599 ms; 10×2048×64: row-split 0.637 ms, prefetch 0.544 ms; 500×2048×64: row-split 18.9 ms, prefetch 29.1 ms; 4×32768×32: row-split 17.1 ms, prefetch 22.8 ms; 2×32768×64: row-split 19.9 ms, prefetch 22.6 ms; 26×32768×64: row-split 249.1 ms, prefetch 285.0 ms; 4×8192×128: row-split 5.732 ms, prefetch 7.412 ms; 2×32767×64: row-split 19.9 ms, prefetch 22.6 ms; 4×8192×80: row-split 4.057 ms, prefetch 6.792 ms"
     }
   }
 ];

@@ -26,7 +26,7 @@ async function readBack(device: GPUDevice, buffer: GPUBuffer, bytes: number): Pr
 }
 
 describe.skipIf(!env.gpu)('a rung in the caller’s command encoder', () => {
-  it.each(['naive', 'fused-split-q', 'prefetch'])('%s writes O into the caller’s buffer, two halves in one submit', async (id) => {
+  it.each(['naive', 'fused-split-q', 'prefetch', 'row-split'])('%s writes O into the caller’s buffer, two halves in one submit', async (id) => {
     const gpu = env.gpu;
     if (!gpu) throw new Error('no GPU');
     const { device } = gpu;

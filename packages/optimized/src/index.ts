@@ -7,3 +7,4 @@ export { bankFree } from './12-bank-free/bank-free.js';
 export { qRegisters } from './13-q-registers/q-registers.js';
 export { registerTiles, registerTilesFor, registerTilesPlan, type RegisterTiles } from './14-register-tiles/register-tiles.js';
 export { prefetch } from './15-prefetch/prefetch.js';
+export { rowSplit, rowSplitTilesFor, rowSplitPlan, type RowSplitTiles } from './18-row-split/row-split.js';

@@ -1,0 +1,86 @@
+/**
+ * Rung 18, row-split: each pair of query rows is owned by H invocations that split d between them (row-split.wgsl); Q_i, S,
+ * P̃ and O stay in registers and workgroup memory holds only K_j and V_j. Row scores are summed with subgroup
+ * shuffles, so the rung needs `subgroups`.
+ */
+import { formatBytes, type Shape } from '@fa/io';
+import { gpuHeadSizeSupport, singlePassRung, type GpuContext, type SinglePassPlan } from '@fa/core';
+import code from './row-split.wgsl';
+
+export const ROW_SPLIT_KERNEL = { label: 'row-split.wgsl', code };
+
+/** The tiles of row-split.wgsl: H invocations per pair of rows, Bc keys per tile, WG invocations. */
+export interface RowSplitTiles {
+  H: number;
+  BC: number;
+  WG: number;
+  /** Whether tile j + 1 is loaded into registers while tile j computes. */
+  prefetch: boolean;
+}
+
+/** Bounds of the kernel's register arrays (C_MAX, LD_MAX in the WGSL). */
+const C_MAX = 8;
+const LD_MAX = 8;
+
+/** Workgroup bytes: K_j and V_j, Bc rows of d floats each. */
+export function rowSplitBytes(d: number, { BC }: RowSplitTiles): number {
+  return 2 * BC * d * 4;
+}
+
+/** Why `tiles` cannot run head size d with subgroups of `subgroupSize`, or undefined when they can. */
+export function rowSplitProblem(d: number, tiles: RowSplitTiles, subgroupSize: number): string | undefined {
+  const { H, BC, WG } = tiles;
+  if (H > subgroupSize) return `H = ${H} invocations per row do not fit a subgroup of ${subgroupSize}`;
+  if ((d / 4) % H !== 0) return `d = ${d} does not split into ${H} parts of whole vec4s`;
+  if (d / 4 / H > C_MAX) return `${d / H} columns per invocation exceed ${C_MAX} vec4 registers a row`;
+  if (BC % 8 !== 0 || WG % H !== 0) return `Bc = ${BC} is not a multiple of 8 or WG = ${WG} not a multiple of H`;
+  if (tiles.prefetch && Math.ceil((BC * d) / 4 / WG) > LD_MAX) return `a tile of ${BC} keys needs more than ${LD_MAX} vec4 loads per invocation`;
+  return undefined;
+}
+
+/**
+ * The tiles for head size d, measured on an H100 (docs/rungs/18-row-split.md): H the fewest invocations per row pair
+ * whose share of a row fits the registers (d/(4H) ≤ 8 vec4s); with H = 1 (d ≤ 32) 16-key tiles in workgroups of
+ * 64 with the next tile prefetched; with H = 2 (d ≤ 64) 32-key tiles in workgroups of 128, no prefetch (its
+ * registers cost more than it hides); with H ≥ 4, 16-key tiles in workgroups of 128, prefetched.
+ */
+export function rowSplitTilesFor(shape: Shape, gpu: GpuContext): RowSplitTiles | string {
+  const subgroupSize = gpu.report.subgroupMinSize ?? 4;
+  let H = 1;
+  while (shape.d / 4 / H > C_MAX || (shape.d / 4) % H !== 0) {
+    H *= 2;
+    if (H > subgroupSize || H > shape.d / 4) return `d = ${shape.d} does not split into at most ${subgroupSize} parts of whole vec4s with at most ${C_MAX} each`;
+  }
+  const tiles: RowSplitTiles = H === 1 ? { H, BC: 16, WG: 64, prefetch: true } : H === 2 ? { H, BC: 32, WG: 128, prefetch: false } : { H, BC: 16, WG: 128, prefetch: true };
+  const problem = rowSplitProblem(shape.d, tiles, subgroupSize);
+  const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
+  if (problem !== undefined) return problem;
+  if (rowSplitBytes(shape.d, tiles) > limit) return `tiles of ${tiles.BC} keys need ${formatBytes(rowSplitBytes(shape.d, tiles))} of workgroup memory, over this GPU's ${formatBytes(limit)}`;
+  return tiles;
+}
+
+export function rowSplitPlan({ N, d }: Shape, tiles: RowSplitTiles): SinglePassPlan {
+  const { H, BC, WG, prefetch } = tiles;
+  const BR = (WG / H) * 2;
+  return {
+    constants: { D: d, H, BC, WG, PREFETCH: prefetch ? 1 : 0 },
+    workgroupBytes: rowSplitBytes(d, tiles),
+    workgroups: (batches) => batches * Math.ceil(N / BR),
+    uniforms: (batches) => ({ N, batches, scaleLog2: Math.LOG2E / Math.sqrt(d) }),
+    summary: `H = ${H}, Bc = ${BC}, ${WG} invocations${prefetch ? ', prefetch' : ''}`,
+  };
+}
+
+export const rowSplit = singlePassRung({
+  id: 'row-split',
+  title: 'GPU, each pair of query rows split over H invocations: Q, S, P̃ and O in registers, only K_j and V_j in workgroup memory',
+  delta: 'Each row pair owned by H invocations that sum their shares of the scores with subgroup shuffles: P̃ never goes through workgroup memory, Q stays in registers, a workgroup needs a tenth of the memory (more warps per SM); O rescaled lazily.',
+  requires: ['subgroups'],
+  kernel: ROW_SPLIT_KERNEL,
+  plan: (shape, gpu) => {
+    const head = gpuHeadSizeSupport(shape);
+    if (head !== true) return head;
+    const tiles = rowSplitTilesFor(shape, gpu);
+    return typeof tiles === 'string' ? tiles : rowSplitPlan(shape, tiles);
+  },
+});
