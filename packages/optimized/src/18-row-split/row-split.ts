@@ -1,7 +1,7 @@
 /**
- * Rung 18, row-split: each pair of query rows is owned by H invocations that split d between them (row-split.wgsl); Q_i, S,
- * P̃ and O stay in registers and workgroup memory holds only K_j and V_j. Row scores are summed with subgroup
- * shuffles, so the rung needs `subgroups`.
+ * Rung 18, row-split: each pair of query rows is owned by H invocations that split d between them
+ * (row-split.wgsl); Q_i, S, P̃ and O stay in registers and workgroup memory holds only K_j and V_j. Row scores are
+ * summed with subgroup shuffles, so the rung needs `subgroups`.
  */
 import { formatBytes, type Shape } from '@fa/io';
 import { gpuHeadSizeSupport, singlePassRung, type GpuContext, type SinglePassPlan } from '@fa/core';
@@ -34,7 +34,9 @@ export function rowSplitProblem(d: number, tiles: RowSplitTiles, subgroupSize: n
   if ((d / 4) % H !== 0) return `d = ${d} does not split into ${H} parts of whole vec4s`;
   if (d / 4 / H > C_MAX) return `${d / H} columns per invocation exceed ${C_MAX} vec4 registers a row`;
   if (BC % 8 !== 0 || WG % H !== 0) return `Bc = ${BC} is not a multiple of 8 or WG = ${WG} not a multiple of H`;
-  if (tiles.prefetch && Math.ceil((BC * d) / 4 / WG) > LD_MAX) return `a tile of ${BC} keys needs more than ${LD_MAX} vec4 loads per invocation`;
+  if (tiles.prefetch && Math.ceil((BC * d) / 4 / WG) > LD_MAX) {
+    return `a tile of ${BC} keys needs more than ${LD_MAX} vec4 loads per invocation`;
+  }
   return undefined;
 }
 
@@ -46,17 +48,32 @@ export function rowSplitProblem(d: number, tiles: RowSplitTiles, subgroupSize: n
  */
 export function rowSplitTilesFor(shape: Shape, gpu: GpuContext): RowSplitTiles | string {
   const subgroupSize = gpu.report.subgroupMinSize ?? 4;
-  let H = 1;
-  while (shape.d / 4 / H > C_MAX || (shape.d / 4) % H !== 0) {
-    H *= 2;
-    if (H > subgroupSize || H > shape.d / 4) return `d = ${shape.d} does not split into at most ${subgroupSize} parts of whole vec4s with at most ${C_MAX} each`;
+  const H = rowShareCount(shape.d, subgroupSize);
+  if (H === undefined) {
+    return `d = ${shape.d} does not split into at most ${subgroupSize} parts of whole vec4s with at most ${C_MAX} each`;
   }
-  const tiles: RowSplitTiles = H === 1 ? { H, BC: 16, WG: 64, prefetch: true } : H === 2 ? { H, BC: 32, WG: 128, prefetch: false } : { H, BC: 16, WG: 128, prefetch: true };
+  const tiles = tilesFor(H);
   const problem = rowSplitProblem(shape.d, tiles, subgroupSize);
-  const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
   if (problem !== undefined) return problem;
-  if (rowSplitBytes(shape.d, tiles) > limit) return `tiles of ${tiles.BC} keys need ${formatBytes(rowSplitBytes(shape.d, tiles))} of workgroup memory, over this GPU's ${formatBytes(limit)}`;
+  const bytes = rowSplitBytes(shape.d, tiles);
+  const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
+  if (bytes > limit) return `tiles of ${tiles.BC} keys need ${formatBytes(bytes)} of workgroup memory, over this GPU's ${formatBytes(limit)}`;
   return tiles;
+}
+
+/** The fewest invocations H (a power of two up to the subgroup size) whose equal shares of d/4 fit C_MAX each. */
+function rowShareCount(d: number, subgroupSize: number): number | undefined {
+  for (let H = 1; H <= subgroupSize && H <= d / 4; H *= 2) {
+    if ((d / 4) % H === 0 && d / 4 / H <= C_MAX) return H;
+  }
+  return undefined;
+}
+
+/** The measured tiles for each H (see above). */
+function tilesFor(H: number): RowSplitTiles {
+  if (H === 1) return { H, BC: 16, WG: 64, prefetch: true };
+  if (H === 2) return { H, BC: 32, WG: 128, prefetch: false };
+  return { H, BC: 16, WG: 128, prefetch: true };
 }
 
 export function rowSplitPlan({ N, d }: Shape, tiles: RowSplitTiles): SinglePassPlan {
@@ -74,7 +91,10 @@ export function rowSplitPlan({ N, d }: Shape, tiles: RowSplitTiles): SinglePassP
 export const rowSplit = singlePassRung({
   id: 'row-split',
   title: 'GPU, each pair of query rows split over H invocations: Q, S, P̃ and O in registers, only K_j and V_j in workgroup memory',
-  delta: 'Each row pair owned by H invocations that sum their shares of the scores with subgroup shuffles: P̃ never goes through workgroup memory, Q stays in registers, a workgroup needs a tenth of the memory (more warps per SM); O rescaled lazily.',
+  delta:
+    'Each row pair owned by H invocations that sum their shares of the scores with subgroup shuffles: P̃ never goes ' +
+    'through workgroup memory, Q stays in registers, a workgroup needs a tenth of the memory (more warps per SM); ' +
+    'O rescaled lazily.',
   requires: ['subgroups'],
   kernel: ROW_SPLIT_KERNEL,
   plan: (shape, gpu) => {
