@@ -3,7 +3,7 @@
  * nearest GPU rung below it.
  */
 import type { Rung } from '@fa/core';
-import { diffCounts, lineDiff } from './diff.js';
+import { diffCounts, hunks, lineDiff, type DiffLine } from './diff.js';
 import { rungDoc } from './docs.js';
 import { markdownToHtml } from './markdown.js';
 
@@ -24,19 +24,40 @@ function sourceView(rung: Rung, ladder: readonly Rung[]): HTMLElement {
     return section;
   }
   const below = ladder.filter((r) => r.index < rung.index && wgslOf(r) !== undefined).at(-1);
-  const lines = below ? lineDiff(wgslOf(below) ?? '', code) : code.split('\n').map((text) => ({ op: 'same' as const, text }));
+  if (!below) {
+    heading.textContent = 'WGSL (the first GPU rung)';
+    section.append(linesView(code.split('\n').map((text) => ({ op: 'same' as const, text }))));
+    return section;
+  }
+  const lines = lineDiff(wgslOf(below) ?? '', code);
   const { added, removed } = diffCounts(lines);
-  heading.textContent = below ? `WGSL, against rung ${below.index} ${below.id}: +${added} −${removed} lines` : 'WGSL (the first GPU rung)';
+  heading.textContent = `WGSL, against rung ${below.index} ${below.id}: +${added} −${removed} lines`;
+  if (added + removed === 0) {
+    const same = document.createElement('p');
+    same.textContent = `The same WGSL as rung ${below.index} ${below.id}: this rung changes only the host code (its page says how).`;
+    section.append(same);
+  } else {
+    section.append(linesView(hunks(lines)));
+  }
+  const whole = document.createElement('details');
+  const label = document.createElement('summary');
+  label.textContent = 'the whole kernel';
+  whole.append(label, linesView(code.split('\n').map((text) => ({ op: 'same' as const, text }))));
+  section.append(whole);
+  return section;
+}
+
+/** Lines with +/- markers; undefined stands for skipped unchanged lines. */
+function linesView(lines: readonly (DiffLine | undefined)[]): HTMLPreElement {
   const pre = document.createElement('pre');
   pre.className = 'diff';
   for (const line of lines) {
     const span = document.createElement('span');
-    span.className = line.op;
-    span.textContent = `${line.op === 'added' ? '+' : line.op === 'removed' ? '-' : ' '} ${line.text}\n`;
+    span.className = line?.op ?? 'gap';
+    span.textContent = line ? `${line.op === 'added' ? '+' : line.op === 'removed' ? '-' : ' '} ${line.text}\n` : '  ⋯\n';
     pre.append(span);
   }
-  section.append(pre);
-  return section;
+  return pre;
 }
 
 export function drawDetails(container: HTMLElement, rung: Rung, ladder: readonly Rung[]): void {

@@ -42,3 +42,18 @@ export function diffCounts(lines: readonly DiffLine[]): { added: number; removed
     removed: lines.filter((l) => l.op === 'removed').length,
   };
 }
+
+/** The changed lines with `context` unchanged lines around each change; undefined marks a gap of skipped lines. */
+export function hunks(lines: readonly DiffLine[], context = 3): (DiffLine | undefined)[] {
+  const keep = lines.map(() => false);
+  lines.forEach((line, k) => {
+    if (line.op === 'same') return;
+    for (let j = Math.max(0, k - context); j <= Math.min(lines.length - 1, k + context); j++) keep[j] = true;
+  });
+  const out: (DiffLine | undefined)[] = [];
+  lines.forEach((line, k) => {
+    if (keep[k]) out.push(line);
+    else if (out.length === 0 || out.at(-1) !== undefined) out.push(undefined);
+  });
+  return out;
+}
