@@ -28,6 +28,7 @@ export default defineConfig({
       project('@fa/fused', 'packages/fused'),
       project('@fa/ladder', 'packages/ladder'),
       project('hw4-cli', 'apps/hw4-cli'),
+      project('@fa/web', 'apps/web'),
     ],
   },
 });

@@ -70,6 +70,23 @@ export function plainF16Attention(input: Float32Array, { B, N, d }: Shape): Floa
   return O;
 }
 
+export interface ConformanceVerdict {
+  /** The most error the rung may have: ERROR_RATIO_LIMIT × the baseline's, at least ERROR_FLOOR. */
+  limit: number;
+  withinBaseline: boolean;
+  pass: boolean;
+}
+
+/**
+ * Whether a rung's error passes (see the file comment): `baseline` is the plain f16 computation's comparison for a rung
+ * of reduced precision, seq-attention's otherwise.
+ */
+export function conformanceVerdict(rung: Pick<RungDefinition, 'reducedPrecision'>, comparison: Comparison, baseline: Comparison): ConformanceVerdict {
+  const limit = Math.max(ERROR_RATIO_LIMIT * baseline.maxAbsError, ERROR_FLOOR);
+  const withinBaseline = comparison.maxAbsError <= limit;
+  return { limit, withinBaseline, pass: (rung.reducedPrecision !== undefined || comparison.pass) && withinBaseline };
+}
+
 export async function checkConformance(rung: Rung, testCase: ConformanceCase, env: RunEnv): Promise<ConformanceResult> {
   const { shape } = testCase;
   const allowed = canRun(rung, shape, env);
@@ -91,9 +108,7 @@ export async function checkConformance(rung: Rung, testCase: ConformanceCase, en
     : rung.id === seqAttention.id
       ? comparison
       : compareOutputs(await outputOf(seqAttention), oracle, shape);
-  const limit = Math.max(ERROR_RATIO_LIMIT * baseline.maxAbsError, ERROR_FLOOR);
-  const withinBaseline = comparison.maxAbsError <= limit;
-  const pass = (reduced || comparison.pass) && withinBaseline;
+  const { limit, withinBaseline, pass } = conformanceVerdict(rung, comparison, baseline);
   const detail = [
     `${rung.id} on ${testCase.name}: ${formatComparison(comparison)}`,
     `  ${reduced ? 'plain f16 baseline' : 'fp32 baseline (seq-attention)'} max error ${baseline.maxAbsError.toExponential(3)}; limit ${limit.toExponential(3)}${withinBaseline ? '' : ' EXCEEDED'}`,
