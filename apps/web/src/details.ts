@@ -1,6 +1,6 @@
 /**
  * The selected rung: its title and what changed, its page from docs/rungs, and its WGSL with a line diff from the
- * nearest GPU rung below it.
+ * nearest GPU rung below it (or from the rung it names as `builtOn`).
  */
 import type { Rung } from '@fa/core';
 import { diffCounts, hunks, lineDiff, type DiffLine } from './diff.js';
@@ -23,7 +23,8 @@ function sourceView(rung: Rung, ladder: readonly Rung[]): HTMLElement {
     section.append(p);
     return section;
   }
-  const below = ladder.filter((r) => r.index < rung.index && wgslOf(r) !== undefined).at(-1);
+  const base = rung.builtOn === undefined ? undefined : ladder.find((r) => r.id === rung.builtOn);
+  const below = base ?? ladder.filter((r) => r.index < rung.index && wgslOf(r) !== undefined).at(-1);
   if (!below) {
     heading.textContent = 'WGSL (the first GPU rung)';
     section.append(linesView(code.split('\n').map((text) => ({ op: 'same' as const, text }))));

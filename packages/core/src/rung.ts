@@ -26,8 +26,13 @@ export interface RungDefinition {
   readonly kind: RungKind;
   /** One line: what the rung is. */
   readonly title: string;
-  /** One sentence: what changed from the rung below, and why it should be faster. */
+  /** One sentence: what changed from the rung below (or from `builtOn`), and why it should be faster. */
   readonly delta: string;
+  /**
+   * The id of the rung this one changes, when that is not the rung directly below it (rung 18 `row-split` changes
+   * rung 15 `prefetch`, past the two matrix-unit rungs): the teaching page diffs its kernel against that rung's.
+   */
+  readonly builtOn?: string;
   /** WebGPU features the rung needs. */
   readonly requires?: readonly GPUFeatureName[];
   /**

@@ -95,6 +95,7 @@ export const rowSplit = singlePassRung({
     'Each row pair owned by H invocations that sum their shares of the scores with subgroup shuffles: P̃ never goes ' +
     'through workgroup memory, Q stays in registers, a workgroup needs a tenth of the memory (more warps per SM); ' +
     'O rescaled lazily.',
+  builtOn: 'prefetch',
   requires: ['subgroups'],
   kernel: ROW_SPLIT_KERNEL,
   plan: (shape, gpu) => {
