@@ -43,6 +43,13 @@ describe('a browser bundle', () => {
     expect(code).not.toMatch(/from\s*["']node:|require\(["'](node:)?(fs|os|path|crypto|worker_threads)["']\)/);
   });
 
+  it('takes @fa/ladder/browser, the ladder table for a web page, with no Node built-in', async () => {
+    const result = await bundleForBrowser(`export { LADDER, conformanceVerdict } from '@fa/ladder/browser';`);
+    expect(result.errors).toEqual([]);
+    const inputs = inputsOf(result.metafile);
+    expect(inputs.filter((path) => path.startsWith('node:') || path.includes('packages/reference/dist/node'))).toEqual([]);
+  });
+
   it('refuses @fa/io/node, which reads and writes files, and @fa/reference/node, whose cpu rung uses worker threads', async () => {
     await expect(bundleForBrowser(`import { Hw4Input } from '@fa/io/node'; export { Hw4Input };`)).rejects.toThrow(/node:|fs/);
     await expect(bundleForBrowser(`import { cpu } from '@fa/reference/node'; export { cpu };`)).rejects.toThrow(/worker_threads/);
