@@ -22,17 +22,19 @@ export interface RowSplitTiles {
 const C_MAX = 8;
 const LD_MAX = 8;
 
-/** Workgroup bytes: K_j and V_j, Bc rows of d floats each. */
-export function rowSplitBytes(d: number, { BC }: RowSplitTiles): number {
-  return 2 * BC * d * 4;
+/** Vec4 columns of a row per invocation: d/4 over H, rounded up (the kernel pads rows of K_j, V_j to H of them). */
+const columnsPerInvocation = (d: number, H: number): number => Math.ceil(d / 4 / H);
+
+/** Workgroup bytes: K_j and V_j, Bc rows of d floats each, padded to H·C vec4s. */
+export function rowSplitBytes(d: number, { H, BC }: RowSplitTiles): number {
+  return 2 * BC * H * columnsPerInvocation(d, H) * 16;
 }
 
 /** Why `tiles` cannot run head size d with subgroups of `subgroupSize`, or undefined when they can. */
 export function rowSplitProblem(d: number, tiles: RowSplitTiles, subgroupSize: number): string | undefined {
   const { H, BC, WG } = tiles;
   if (H > subgroupSize) return `H = ${H} invocations per row do not fit a subgroup of ${subgroupSize}`;
-  if ((d / 4) % H !== 0) return `d = ${d} does not split into ${H} parts of whole vec4s`;
-  if (d / 4 / H > C_MAX) return `${d / H} columns per invocation exceed ${C_MAX} vec4 registers a row`;
+  if (columnsPerInvocation(d, H) > C_MAX) return `${columnsPerInvocation(d, H)} vec4 columns per invocation exceed ${C_MAX} a row`;
   if (BC % 8 !== 0 || WG % H !== 0) return `Bc = ${BC} is not a multiple of 8 or WG = ${WG} not a multiple of H`;
   if (tiles.prefetch && Math.ceil((BC * d) / 4 / WG) > LD_MAX) {
     return `a tile of ${BC} keys needs more than ${LD_MAX} vec4 loads per invocation`;
@@ -42,7 +44,8 @@ export function rowSplitProblem(d: number, tiles: RowSplitTiles, subgroupSize: n
 
 /**
  * The tiles for head size d, measured on an H100 (docs/rungs/18-row-split.md): H the fewest invocations per row pair
- * whose share of a row fits the registers (d/(4H) ≤ 8 vec4s); with H = 1 (d ≤ 32) 16-key tiles in workgroups of
+ * whose share of a row fits the registers (⌈d/(4H)⌉ ≤ 8 vec4s; the kernel pads a d/4 that H does not divide);
+ * with H = 1 (d ≤ 32) 16-key tiles in workgroups of
  * 64 with the next tile prefetched; with H = 2 (d ≤ 64) 32-key tiles in workgroups of 128, no prefetch (its
  * registers cost more than it hides); with H ≥ 4, 16-key tiles in workgroups of 128, prefetched.
  */
@@ -50,7 +53,7 @@ export function rowSplitTilesFor(shape: Shape, gpu: GpuContext): RowSplitTiles |
   const subgroupSize = gpu.report.subgroupMinSize ?? 4;
   const H = rowShareCount(shape.d, subgroupSize);
   if (H === undefined) {
-    return `d = ${shape.d} does not split into at most ${subgroupSize} parts of whole vec4s with at most ${C_MAX} each`;
+    return `d = ${shape.d} does not split into at most ${subgroupSize} parts of at most ${C_MAX} vec4s each`;
   }
   const tiles = tilesFor(H);
   const problem = rowSplitProblem(shape.d, tiles, subgroupSize);
@@ -61,10 +64,10 @@ export function rowSplitTilesFor(shape: Shape, gpu: GpuContext): RowSplitTiles |
   return tiles;
 }
 
-/** The fewest invocations H (a power of two up to the subgroup size) whose equal shares of d/4 fit C_MAX each. */
+/** The fewest invocations H (a power of two up to the subgroup size) whose shares of d/4 fit C_MAX vec4s each. */
 function rowShareCount(d: number, subgroupSize: number): number | undefined {
-  for (let H = 1; H <= subgroupSize && H <= d / 4; H *= 2) {
-    if ((d / 4) % H === 0 && d / 4 / H <= C_MAX) return H;
+  for (let H = 1; H <= subgroupSize; H *= 2) {
+    if (columnsPerInvocation(d, H) <= C_MAX) return H;
   }
   return undefined;
 }

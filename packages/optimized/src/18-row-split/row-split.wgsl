@@ -9,7 +9,8 @@
 // row statistics. P̃ never leaves registers, Q_i is read from memory once, and workgroup memory holds only K_j and
 // V_j (4-16 KiB): several times the warps per SM. The H invocations of a group read adjacent vec4s of K_j and V_j
 // and the groups read the same ones (broadcast, no bank conflicts); each vector read feeds 8 multiply-adds.
-// H = 1 when a row's d/4 vec4s fit the registers (d ≤ 32): no shuffles at all.
+// H = 1 when a row's d/4 vec4s fit the registers (d ≤ 32): no shuffles at all. When H does not divide d/4 (d = 36,
+// 100, …) the rows of K_j and V_j are padded with zero columns to H·C vec4s and the missing columns of Q read as 0.
 // The rescale of O is lazy (as in rung 16): m_i only moves when a score passes it by more than TAU (base 2), so
 // P̃ ≤ 2^TAU and O is rescaled a few times per row instead of once per tile; O and ℓ share the scale, so the result
 // is the same.
@@ -24,7 +25,7 @@ override BC: u32;         // keys per K/V tile, a multiple of 8
 override WG: u32;         // invocations per workgroup, a multiple of H
 override PREFETCH: u32;   // 1: load tile j + 1 into registers while tile j computes
 
-const C_MAX: u32 = 8u;    // most vec4 columns of a row per invocation: D/(4H)
+const C_MAX: u32 = 8u;    // most vec4 columns of a row per invocation: D/4 over H, rounded up
 const LD_MAX: u32 = 8u;   // most vec4s of K_j (and of V_j) one invocation loads per tile
 
 struct Params {
@@ -38,14 +39,25 @@ struct Params {
 @group(0) @binding(2) var<uniform> params: Params;
 
 override D4V: u32 = D / 4u;                       // vec4s per row
-override C: u32 = D / 4u / H;                     // vec4 columns per invocation
+override C: u32 = (D / 4u + H - 1u) / H;          // vec4 columns per invocation
+override KS: u32 = H * C;                         // row stride of K_j, V_j: D/4 rounded up to H·C, padded with 0
+override PAD: u32 = KS - D4V;                     // padding vec4s per row (0 when H divides D/4)
 override BR: u32 = WG / H * 2u;                   // query rows per workgroup: two per row group
 override LD: u32 = (BC * D / 4u + WG - 1u) / WG;  // vec4s of K_j (and V_j) per invocation per tile
 
-var<workgroup> Kj: array<vec4<f32>, BC * D4V>;
-var<workgroup> Vj: array<vec4<f32>, BC * D4V>;
+var<workgroup> Kj: array<vec4<f32>, BC * KS>;
+var<workgroup> Vj: array<vec4<f32>, BC * KS>;
 
 fn max4(v: vec4<f32>) -> f32 { return max(max(v.x, v.y), max(v.z, v.w)); }
+
+// Whether vec4 column `col` of a row exists (always, when H divides D/4: PAD is 0 and the test folds away).
+fn inRow(col: u32) -> bool { return PAD == 0u || col < D4V; }
+
+// Where vec4 e of a K or V tile (as laid out in memory, D/4 per row) goes in K_j or V_j (KS per row).
+fn onChip(e: u32) -> u32 {
+  if (PAD == 0u) { return e; }
+  return (e / D4V) * KS + e % D4V;
+}
 
 const LOWEST: f32 = -3.0e38;  // stands for −∞
 const TAU: f32 = 8.0;         // how far a score may pass m_i before O and ℓ are rescaled (P̃ ≤ 2^TAU)
@@ -77,8 +89,9 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   for (var x = 0u; x < C; x++) {
     q0[x] = vec4<f32>(0.0);
     q1[x] = vec4<f32>(0.0);
-    if (row0 < N) { q0[x] = qkv[qBase + row0 * D4V + h + H * x] * params.scaleLog2; }
-    if (row1 < N) { q1[x] = qkv[qBase + row1 * D4V + h + H * x] * params.scaleLog2; }
+    let col = h + H * x;             // past D/4 (when H does not divide it): 0, and never written
+    if (row0 < N && inRow(col)) { q0[x] = qkv[qBase + row0 * D4V + col] * params.scaleLog2; }
+    if (row1 < N && inRow(col)) { q1[x] = qkv[qBase + row1 * D4V + col] * params.scaleLog2; }
     o0[x] = vec4<f32>(0.0);
     o1[x] = vec4<f32>(0.0);
   }
@@ -86,6 +99,12 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   var m1 = LOWEST;
   var l0 = 0.0;                      // ℓ_i of the two rows
   var l1 = 0.0;
+
+  // The padding columns of K_j and V_j (when H does not divide D/4) stay 0: tiles only ever store columns < D/4.
+  for (var e = t; e < BC * PAD; e += WG) {
+    Kj[(e / max(PAD, 1u)) * KS + D4V + e % max(PAD, 1u)] = vec4<f32>(0.0);
+    Vj[(e / max(PAD, 1u)) * KS + D4V + e % max(PAD, 1u)] = vec4<f32>(0.0);
+  }
 
   let Tc = (N + BC - 1u) / BC;
   var kNext: array<vec4<f32>, LD_MAX>;
@@ -107,8 +126,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
       let e = t + n * WG;
       if (e < BC * D4V) {
         if (PREFETCH == 1u) {
-          Kj[e] = kNext[n];
-          Vj[e] = vNext[n];
+          Kj[onChip(e)] = kNext[n];
+          Vj[onChip(e)] = vNext[n];
         } else {
           var kv = vec4<f32>(0.0);
           var vv = vec4<f32>(0.0);
@@ -116,8 +135,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
             kv = qkv[kBase + j * BC * D4V + e];
             vv = qkv[vBase + j * BC * D4V + e];
           }
-          Kj[e] = kv;
-          Vj[e] = vv;
+          Kj[onChip(e)] = kv;
+          Vj[onChip(e)] = vv;
         }
       }
     }
@@ -143,14 +162,14 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
       var s1b = vec4<f32>(0.0);
       for (var x = 0u; x < C; x++) {
         let col = h + H * x;
-        let k0 = Kj[c * D4V + col];
-        let k1 = Kj[(c + 1u) * D4V + col];
-        let k2 = Kj[(c + 2u) * D4V + col];
-        let k3 = Kj[(c + 3u) * D4V + col];
-        let k4 = Kj[(c + 4u) * D4V + col];
-        let k5 = Kj[(c + 5u) * D4V + col];
-        let k6 = Kj[(c + 6u) * D4V + col];
-        let k7 = Kj[(c + 7u) * D4V + col];
+        let k0 = Kj[c * KS + col];
+        let k1 = Kj[(c + 1u) * KS + col];
+        let k2 = Kj[(c + 2u) * KS + col];
+        let k3 = Kj[(c + 3u) * KS + col];
+        let k4 = Kj[(c + 4u) * KS + col];
+        let k5 = Kj[(c + 5u) * KS + col];
+        let k6 = Kj[(c + 6u) * KS + col];
+        let k7 = Kj[(c + 7u) * KS + col];
         s0a += vec4<f32>(dot(q0[x], k0), dot(q0[x], k1), dot(q0[x], k2), dot(q0[x], k3));
         s0b += vec4<f32>(dot(q0[x], k4), dot(q0[x], k5), dot(q0[x], k6), dot(q0[x], k7));
         s1a += vec4<f32>(dot(q1[x], k0), dot(q1[x], k1), dot(q1[x], k2), dot(q1[x], k3));
@@ -194,14 +213,14 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
       // O += P̃ V_j for keys c .. c + 7, on this invocation's columns.
       for (var x = 0u; x < C; x++) {
         let col = h + H * x;
-        let v0 = Vj[c * D4V + col];
-        let v1 = Vj[(c + 1u) * D4V + col];
-        let v2 = Vj[(c + 2u) * D4V + col];
-        let v3 = Vj[(c + 3u) * D4V + col];
-        let v4 = Vj[(c + 4u) * D4V + col];
-        let v5 = Vj[(c + 5u) * D4V + col];
-        let v6 = Vj[(c + 6u) * D4V + col];
-        let v7 = Vj[(c + 7u) * D4V + col];
+        let v0 = Vj[c * KS + col];
+        let v1 = Vj[(c + 1u) * KS + col];
+        let v2 = Vj[(c + 2u) * KS + col];
+        let v3 = Vj[(c + 3u) * KS + col];
+        let v4 = Vj[(c + 4u) * KS + col];
+        let v5 = Vj[(c + 5u) * KS + col];
+        let v6 = Vj[(c + 6u) * KS + col];
+        let v7 = Vj[(c + 7u) * KS + col];
         var o0x = fma(vec4<f32>(p0a.x), v0, o0[x]);
         o0x = fma(vec4<f32>(p0a.y), v1, o0x);
         o0x = fma(vec4<f32>(p0a.z), v2, o0x);
@@ -224,9 +243,13 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
 
   // O_i = O / ℓ_i, written once; every invocation of a group holds the whole ℓ_i.
   if (row0 < N) {
-    for (var x = 0u; x < C; x++) { O[(b * N + row0) * D4V + h + H * x] = o0[x] / l0; }
+    for (var x = 0u; x < C; x++) {
+      if (inRow(h + H * x)) { O[(b * N + row0) * D4V + h + H * x] = o0[x] / l0; }
+    }
   }
   if (row1 < N) {
-    for (var x = 0u; x < C; x++) { O[(b * N + row1) * D4V + h + H * x] = o1[x] / l1; }
+    for (var x = 0u; x < C; x++) {
+      if (inRow(h + H * x)) { O[(b * N + row1) * D4V + h + H * x] = o1[x] / l1; }
+    }
   }
 }
