@@ -10,6 +10,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
       {
         "shapeClass": "N ≤ 256, d ≤ 32",
         "ranking": [
+          "split-keys",
           "row-split",
           "prefetch",
           "register-tiles",
@@ -25,14 +26,15 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "naive",
           "cpu"
         ],
-        "evidence": "13600×128×32: row-split 0.991 ms, prefetch 1.599 ms"
+        "evidence": "13600×128×32: split-keys 0.987 ms, row-split 0.988 ms"
       },
       {
         "shapeClass": "N ≤ 4096, d ≤ 64",
         "ranking": [
+          "split-keys",
           "row-split",
-          "register-tiles",
           "prefetch",
+          "register-tiles",
           "q-registers",
           "coalesced",
           "restructure",
@@ -44,11 +46,12 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "fused-maxsmem",
           "fused"
         ],
-        "evidence": "10×2048×64: row-split 0.637 ms, register-tiles 0.598 ms; 500×2048×64: row-split 18.9 ms, register-tiles 25.2 ms"
+        "evidence": "10×2048×64: split-keys 0.424 ms, row-split 0.610 ms; 500×2048×64: split-keys 18.5 ms, row-split 18.7 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 32",
         "ranking": [
+          "split-keys",
           "row-split",
           "prefetch",
           "register-tiles",
@@ -63,38 +66,35 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "fused-maxsmem",
           "fused"
         ],
-        "evidence": "4×32768×32: row-split 17.1 ms, prefetch 22.8 ms"
+        "evidence": "4×32768×32: split-keys 17.2 ms, row-split 17.2 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 64",
         "ranking": [
+          "split-keys",
           "row-split",
-          "prefetch",
-          "register-tiles",
-          "q-registers"
+          "prefetch"
         ],
-        "evidence": "2×32768×64: row-split 19.9 ms, prefetch 22.6 ms; 26×32768×64: row-split 249.1 ms, prefetch 285.0 ms; 2×32767×64: row-split 19.9 ms, prefetch 22.6 ms"
+        "evidence": "2×32768×64: split-keys 19.5 ms, row-split 19.5 ms; 26×32768×64: split-keys 249.8 ms, row-split 248.9 ms; 2×32767×64: split-keys 19.4 ms, row-split 19.5 ms; 2×8192×36: split-keys 0.845 ms, row-split 1.090 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 128",
         "ranking": [
+          "split-keys",
           "row-split",
-          "prefetch",
-          "register-tiles",
-          "q-registers"
+          "prefetch"
         ],
-        "evidence": "4×8192×128: row-split 5.732 ms, prefetch 7.412 ms; 4×8192×80: row-split 4.057 ms, prefetch 6.792 ms"
+        "evidence": "4×8192×128: split-keys 5.762 ms, row-split 5.775 ms; 4×8192×80: split-keys 3.971 ms, row-split 4.077 ms; 2×8192×100: split-keys 2.629 ms, row-split 2.622 ms"
       }
     ],
     "overall": {
       "shapeClass": "every measured shape",
       "ranking": [
+        "split-keys",
         "row-split",
-        "prefetch",
-        "register-tiles",
-        "q-registers"
+        "prefetch"
       ],
-      "evidence": "13600×128×32: row-split 0.991 ms, prefetch 1.599 ms; 10×2048×64: row-split 0.637 ms, prefetch 0.544 ms; 500×2048×64: row-split 18.9 ms, prefetch 29.1 ms; 4×32768×32: row-split 17.1 ms, prefetch 22.8 ms; 2×32768×64: row-split 19.9 ms, prefetch 22.6 ms; 26×32768×64: row-split 249.1 ms, prefetch 285.0 ms; 4×8192×128: row-split 5.732 ms, prefetch 7.412 ms; 2×32767×64: row-split 19.9 ms, prefetch 22.6 ms; 4×8192×80: row-split 4.057 ms, prefetch 6.792 ms"
+      "evidence": "13600×128×32: split-keys 0.987 ms, row-split 0.988 ms; 10×2048×64: split-keys 0.424 ms, row-split 0.610 ms; 500×2048×64: split-keys 18.5 ms, row-split 18.7 ms; 4×32768×32: split-keys 17.2 ms, row-split 17.2 ms; 2×32768×64: split-keys 19.5 ms, row-split 19.5 ms; 26×32768×64: split-keys 249.8 ms, row-split 248.9 ms; 4×8192×128: split-keys 5.762 ms, row-split 5.775 ms; 2×32767×64: split-keys 19.4 ms, row-split 19.5 ms; 4×8192×80: split-keys 3.971 ms, row-split 4.077 ms; 2×8192×36: split-keys 0.845 ms, row-split 1.090 ms; 2×8192×100: split-keys 2.629 ms, row-split 2.622 ms"
     }
   }
 ];

@@ -1,12 +1,14 @@
 /**
  * Rung 18's plan: how many invocations share a row pair for each head size, and the reasons it declines; and its
  * output against the float64 oracle at head sizes whose d/4 the row group does not divide (padded rows of K_j, V_j).
- * (The conformance suite checks it on the common awkward cases.)
+ * Rung 19 (split-keys, row-split's kernel over S key ranges): how many ranges for a grid, and its output with one
+ * range, where it writes O itself instead of through the combine pass. (The conformance suite checks both rungs on
+ * the common awkward cases, where split-keys uses several ranges.)
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { canRun, runAll, type GpuContext, type Rung } from '@fa/core';
 import { compareOutputs, generateInput, type Shape } from '@fa/io';
-import { rowSplitTilesFor } from '@fa/optimized';
+import { keySplits, rowSplitTilesFor } from '@fa/optimized';
 import { attentionOracle } from '@fa/reference';
 import { findRung } from '../src/index.js';
 import { conformanceEnv } from './gpu-env.js';
@@ -68,4 +70,24 @@ describe.skipIf(probe !== true)(`row-split with padded rows${probe === true ? ''
       expect(error, `row-split ${error}, seq-attention ${baseline}`).toBeLessThanOrEqual(Math.max(2 * baseline, 1e-6));
     },
   );
+});
+
+describe('split-keys', () => {
+  it('splits the keys only while the grid is short of 640 workgroups, into at most 8 ranges of at least one tile', () => {
+    expect(keySplits(160, 64)).toBe(4); // 10×2048×64 on an H100: 160 row blocks
+    expect(keySplits(512, 1024)).toBe(2);
+    expect(keySplits(640, 1024)).toBe(1);
+    expect(keySplits(13600, 8)).toBe(1);
+    expect(keySplits(1, 1000)).toBe(8);
+    expect(keySplits(1, 3)).toBe(3);
+  });
+
+  const splitKeys = findRung('split-keys') as Rung;
+  const probeSplit = canRun(splitKeys, { B: 1, N: 64, d: 64 }, env);
+  it.skipIf(probeSplit !== true)('with one key range (a grid of 640 row blocks) writes O itself, within 2× the fp32 sequential rung', async () => {
+    const shape: Shape = { B: 640, N: 10, d: 16 };
+    const error = await errorOf(splitKeys, shape);
+    const baseline = await errorOf(findRung('seq-attention') as Rung, shape);
+    expect(error, `split-keys ${error}, seq-attention ${baseline}`).toBeLessThanOrEqual(Math.max(2 * baseline, 1e-6));
+  });
 });

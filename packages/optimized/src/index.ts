@@ -8,3 +8,4 @@ export { qRegisters } from './13-q-registers/q-registers.js';
 export { registerTiles, registerTilesFor, registerTilesPlan, type RegisterTiles } from './14-register-tiles/register-tiles.js';
 export { prefetch } from './15-prefetch/prefetch.js';
 export { rowSplit, rowSplitTilesFor, rowSplitPlan, type RowSplitTiles } from './18-row-split/row-split.js';
+export { splitKeys, keySplits } from './19-split-keys/split-keys.js';

@@ -13,7 +13,7 @@ import { prepareAttentionRunner, type AttentionBuffers, type AttentionKernel } f
 import { checked } from './errors.js';
 import { computePipelines, type KernelSource } from './pipeline.js';
 import { grid2d } from './plan.js';
-import { kernelBindings, packUniforms, structFields, type UniformField } from './wgsl-reflect.js';
+import { kernelBindings, packUniforms, structFields, type KernelBinding, type UniformField } from './wgsl-reflect.js';
 
 /** How a rung runs one shape on one adapter. */
 export interface SinglePassPlan {
@@ -29,6 +29,18 @@ export interface SinglePassPlan {
   scratchBytesPerBatch?: Readonly<Record<string, number>>;
   /** One line for messages, e.g. `Br = 64, Bc = 32`. */
   summary: string;
+  /**
+   * Entry points of the same kernel dispatched after `main`, in order, in the same compute pass (each sees what the
+   * one before wrote), e.g. a pass that combines partial results. All entry points share one bind group.
+   */
+  followedBy?: readonly FollowingDispatch[];
+}
+
+/** A dispatch of another entry point of the rung's kernel after `main`. */
+export interface FollowingDispatch {
+  entryPoint: string;
+  /** Workgroups of a run of `batches` batches. */
+  workgroups: (batches: number) => number;
 }
 
 export interface SinglePassRung extends Omit<RungDefinition, 'kind' | 'supports' | 'prepare' | 'kernels'> {
@@ -117,10 +129,15 @@ async function singlePassKernel(rung: SinglePassRung, gpu: GpuContext, shape: Sh
   const fields = checkUniforms(rung.id, rung.kernel, plan.uniforms(1));
   const provided = [...STANDARD_BINDINGS.filter((name) => name !== 'params' || fields.length > 0), ...scratchNames];
   checkBindings(rung.id, rung.kernel, provided);
-  const { main: pipeline } = await checked(gpu, `compiling ${rung.id} (${plan.summary}, d = ${shape.d})`, () =>
-    computePipelines(gpu, rung.kernel, ['main'], { ...plan.constants }),
-  );
   const bindings = kernelBindings(rung.kernel.code);
+  const dispatches: FollowingDispatch[] = [{ entryPoint: 'main', workgroups: (batches) => plan.workgroups(batches) }, ...(plan.followedBy ?? [])];
+  // One entry point: the layout WebGPU derives from it. Several: one explicit layout of every binding, so that a single
+  // bind group serves all of them (a derived layout holds only the bindings its entry point uses).
+  const layout = dispatches.length === 1 ? 'auto' : sharedLayout(gpu, rung.id, bindings);
+  const pipelines = await checked(gpu, `compiling ${rung.id} (${plan.summary}, d = ${shape.d})`, () =>
+    computePipelines(gpu, rung.kernel, dispatches.map((x) => x.entryPoint), { ...plan.constants }, layout),
+  );
+  const pipeline = pipelines.main as GPUComputePipeline;
   return {
     scratchBytesPerBatch: plan.scratchBytesPerBatch ?? {},
     bind(buffers: AttentionBuffers) {
@@ -143,10 +160,12 @@ async function singlePassKernel(rung: SinglePassRung, gpu: GpuContext, shape: Sh
             writtenFor = batches;
           }
           const pass = encoder.beginComputePass({ label: rung.id, timestampWrites: timer.writes(true, true) });
-          pass.setPipeline(pipeline);
           pass.setBindGroup(0, group);
-          const [x, y] = grid2d(gpu, plan.workgroups(batches));
-          pass.dispatchWorkgroups(x, y);
+          for (const { entryPoint, workgroups } of dispatches) {
+            pass.setPipeline(pipelines[entryPoint] as GPUComputePipeline);
+            const [x, y] = grid2d(gpu, workgroups(batches));
+            pass.dispatchWorkgroups(x, y);
+          }
           pass.end();
         },
         destroy() {
@@ -155,4 +174,19 @@ async function singlePassKernel(rung: SinglePassRung, gpu: GpuContext, shape: Sh
       };
     },
   };
+}
+
+/** A pipeline layout with every binding of the kernel (storage read-only, storage, or uniform), for compute. */
+function sharedLayout(gpu: GpuContext, label: string, bindings: readonly KernelBinding[]): GPUPipelineLayout {
+  const typeOf = (space: string): GPUBufferBindingType => {
+    if (space === 'uniform') return 'uniform';
+    if (space === 'storage, read_write') return 'storage';
+    if (space === 'storage, read' || space === 'storage') return 'read-only-storage';
+    throw new Error(`${label}: binding in address space ${space} is not supported`);
+  };
+  const group = gpu.device.createBindGroupLayout({
+    label,
+    entries: bindings.map(({ binding, space }) => ({ binding, visibility: GPUShaderStage.COMPUTE, buffer: { type: typeOf(space) } })),
+  });
+  return gpu.device.createPipelineLayout({ label, bindGroupLayouts: [group] });
 }

@@ -19,7 +19,7 @@
 
 enable subgroups;
 
-override D: u32;          // head size, a multiple of 4·H
+override D: u32;          // head size, a multiple of 4
 override H: u32;          // invocations per row group: a power of two, at most the subgroup size
 override BC: u32;         // keys per K/V tile, a multiple of 8
 override WG: u32;         // invocations per workgroup, a multiple of H
