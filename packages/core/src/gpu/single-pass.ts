@@ -1,9 +1,10 @@
 /**
- * The host of every single-dispatch GPU rung. A rung describes itself (its kernel, the override constants and
- * workgroup count for a shape and adapter, the values of its `Params` uniform, the workgroup memory it needs, the
- * features it requires) and this module does the rest: checks the description against the kernel (bindings by name,
- * uniform fields), compiles the pipeline, binds the buffers by name, and dispatches once per run through the shared
- * attention runner (staging upload, readback, timestamps, error scopes).
+ * The host of every GPU rung whose work is one compute pass of one kernel. A rung describes itself (its kernel, the
+ * override constants and workgroup count for a shape and adapter, the values of its `Params` uniform, the workgroup
+ * memory it needs, the features it requires, and any entry points dispatched after `main` in the same pass) and this
+ * module does the rest: checks the description against the kernel (bindings by name, uniform fields), compiles the
+ * pipelines, binds the buffers by name, and dispatches each run through the shared attention runner (staging upload,
+ * readback, timestamps, error scopes).
  */
 import { formatBytes, type Shape } from '@fa/io';
 import { UnsupportedShapeError } from '../errors.js';
@@ -178,7 +179,8 @@ async function singlePassKernel(rung: SinglePassRung, gpu: GpuContext, shape: Sh
 
 /** A pipeline layout with every binding of the kernel (storage read-only, storage, or uniform), for compute. */
 function sharedLayout(gpu: GpuContext, label: string, bindings: readonly KernelBinding[]): GPUPipelineLayout {
-  const typeOf = (space: string): GPUBufferBindingType => {
+  const typeOf = (declared: string): GPUBufferBindingType => {
+    const space = declared.replace(/\s*,\s*/g, ', ');
     if (space === 'uniform') return 'uniform';
     if (space === 'storage, read_write') return 'storage';
     if (space === 'storage, read' || space === 'storage') return 'read-only-storage';

@@ -34,8 +34,10 @@ export function rowSplitBytes(d: number, { H, BC }: RowSplitTiles): number {
 export function rowSplitProblem(d: number, tiles: RowSplitTiles, subgroupSize: number): string | undefined {
   const { H, BC, WG } = tiles;
   if (H > subgroupSize) return `H = ${H} invocations per row do not fit a subgroup of ${subgroupSize}`;
-  if (columnsPerInvocation(d, H) > C_MAX) return `${columnsPerInvocation(d, H)} vec4 columns per invocation exceed ${C_MAX} a row`;
-  if (BC % 8 !== 0 || WG % H !== 0) return `Bc = ${BC} is not a multiple of 8 or WG = ${WG} not a multiple of H`;
+  const columns = columnsPerInvocation(d, H);
+  if (columns > C_MAX) return `each invocation would hold ${columns} vec4s of a row, more than the kernel's ${C_MAX}`;
+  if (BC % 8 !== 0) return `Bc = ${BC} is not a multiple of 8`;
+  if (WG % H !== 0) return `${WG} invocations do not make whole row groups of H = ${H}`;
   if (tiles.prefetch && Math.ceil((BC * d) / 4 / WG) > LD_MAX) {
     return `a tile of ${BC} keys needs more than ${LD_MAX} vec4 loads per invocation`;
   }
@@ -47,7 +49,7 @@ export function rowSplitProblem(d: number, tiles: RowSplitTiles, subgroupSize: n
  * whose share of a row fits the registers (⌈d/(4H)⌉ ≤ 8 vec4s; the kernel pads a d/4 that H does not divide);
  * with H = 1 (d ≤ 32) 16-key tiles in workgroups of
  * 64 with the next tile prefetched; with H = 2 (d ≤ 64) 32-key tiles in workgroups of 128, no prefetch (its
- * registers cost more than it hides); with H ≥ 4, 16-key tiles in workgroups of 128, prefetched.
+ * registers cost more than it hides); with H = 4 (d ≤ 128), 16-key tiles in workgroups of 128, prefetched.
  */
 export function rowSplitTilesFor(shape: Shape, gpu: GpuContext): RowSplitTiles | string {
   const subgroupSize = gpu.report.subgroupMinSize ?? 4;
@@ -79,9 +81,12 @@ function tilesFor(H: number): RowSplitTiles {
   return { H, BC: 16, WG: 128, prefetch: true };
 }
 
+/** Query rows per workgroup: two per row group of H invocations (the kernel's BR). */
+export const rowsPerWorkgroup = ({ H, WG }: RowSplitTiles): number => (WG / H) * 2;
+
 export function rowSplitPlan({ N, d }: Shape, tiles: RowSplitTiles): SinglePassPlan {
   const { H, BC, WG, prefetch } = tiles;
-  const BR = (WG / H) * 2;
+  const BR = rowsPerWorkgroup(tiles);
   return {
     constants: { D: d, H, BC, WG, PREFETCH: prefetch ? 1 : 0 },
     workgroupBytes: rowSplitBytes(d, tiles),

@@ -4,7 +4,7 @@
  */
 import type { Shape } from '@fa/io';
 import { gpuHeadSizeSupport, singlePassRung, type GpuContext, type SinglePassPlan } from '@fa/core';
-import { rowSplitPlan, rowSplitTilesFor, type RowSplitTiles } from '../18-row-split/row-split.js';
+import { rowSplitPlan, rowSplitTilesFor, rowsPerWorkgroup, type RowSplitTiles } from '../18-row-split/row-split.js';
 import code from './split-keys.wgsl';
 
 export const SPLIT_KEYS_KERNEL = { label: 'split-keys.wgsl', code };
@@ -16,29 +16,40 @@ export const SPLIT_KEYS_KERNEL = { label: 'split-keys.wgsl', code };
 const TARGET_WORKGROUPS = 640;
 /** Most key ranges per row block. */
 const MAX_SPLITS = 8;
+/** Invocations per workgroup of the `combine` entry point (its override CW). */
+const COMBINE_WORKGROUP = 64;
 
 /**
  * Key ranges per row block: 1 when `rowBlocks` workgroups reach TARGET_WORKGROUPS, else enough to reach it, at most
- * MAX_SPLITS and at most `tiles` (one K/V tile each).
+ * MAX_SPLITS, and no more than `tiles`, so that every range has at least one K/V tile.
  */
 export function keySplits(rowBlocks: number, tiles: number): number {
   return Math.max(1, Math.min(Math.ceil(TARGET_WORKGROUPS / rowBlocks), MAX_SPLITS, tiles));
 }
 
+/**
+ * The plan: row-split's, with SPLITS times the workgroups and a `combine` dispatch when SPLITS > 1. The kernel is a copy
+ * of row-split's, so row-split's tiles (and their register bounds, C_MAX and LD_MAX) hold for it too.
+ */
 export function splitKeysPlan(shape: Shape, tiles: RowSplitTiles, S: number): SinglePassPlan {
   const { N, d } = shape;
   const rows = rowSplitPlan(shape, tiles);
   const D4 = d / 4;
   if (S === 1) {
     // The kernel writes O itself; the scratch bindings still need a buffer (16 bytes a batch, never touched).
-    return { ...rows, constants: { ...rows.constants, S }, scratchBytesPerBatch: { Opart: 16, ML: 16 }, summary: `${rows.summary}, keys not split` };
+    return {
+      ...rows,
+      constants: { ...rows.constants, SPLITS: 1, CW: COMBINE_WORKGROUP },
+      scratchBytesPerBatch: { Opart: 16, ML: 16 },
+      summary: `${rows.summary}, keys not split`,
+    };
   }
   return {
     ...rows,
-    constants: { ...rows.constants, S },
+    constants: { ...rows.constants, SPLITS: S, CW: COMBINE_WORKGROUP },
     workgroups: (batches) => rows.workgroups(batches) * S,
     scratchBytesPerBatch: { Opart: S * N * d * 4, ML: S * N * 8 },
-    followedBy: [{ entryPoint: 'combine', workgroups: (batches) => Math.ceil((batches * N * D4) / 64) }],
+    followedBy: [{ entryPoint: 'combine', workgroups: (batches) => Math.ceil((batches * N * D4) / COMBINE_WORKGROUP) }],
     summary: `${rows.summary}, keys split ${S} ways`,
   };
 }
@@ -57,7 +68,7 @@ export const splitKeys = singlePassRung({
     if (head !== true) return head;
     const tiles = rowSplitTilesFor(shape, gpu);
     if (typeof tiles === 'string') return tiles;
-    const rowBlocks = shape.B * Math.ceil(shape.N / ((tiles.WG / tiles.H) * 2));
+    const rowBlocks = shape.B * Math.ceil(shape.N / rowsPerWorkgroup(tiles));
     return splitKeysPlan(shape, tiles, keySplits(rowBlocks, Math.ceil(shape.N / tiles.BC)));
   },
 });

@@ -1,13 +1,15 @@
-// Rung 19 — split-keys: row-split's kernel with the keys of each row block split over S workgroups.
+// Rung 19 — split-keys: row-split's kernel with the keys of each row block split over SPLITS workgroups.
 //
 // Changed from row-split: a workgroup there owned a block of rows and every key, so a shape with few rows (10×2048×64:
 // 20480 rows) made a grid of 160 workgroups, under five warps per SM on an H100, too few to hide latency. Here the
-// grid is S times larger: workgroup (b, i, s) runs row-split's loop over the s-th of S equal ranges of K/V tiles only
-// and writes its unnormalized O, m and ℓ for its rows to a scratch buffer; a second entry point, `combine`, then
-// merges the S partial results of each row as FlashAttention-2 merges tiles:
+// grid is SPLITS times larger: workgroup (b, i, s) runs row-split's loop over the s-th of SPLITS ranges of K/V tiles
+// (⌊Tc/SPLITS⌋ or ⌈Tc/SPLITS⌉ tiles each, never empty: the host keeps SPLITS ≤ Tc) and writes its unnormalized O, m
+// and ℓ for its rows to a scratch buffer; a second entry point, `combine`, then merges the partial results of each
+// row as FlashAttention-2 merges tiles:
 //   M = max_s m_s,  ℓ = Σ_s 2^(m_s − M) ℓ_s,  O = Σ_s 2^(m_s − M) O_s / ℓ.
-// The cost is the scratch traffic (S partial rows of O per row, written once and read once) and one more dispatch.
-// With S = 1 (grids that are large enough already) the kernel is row-split's: O is written directly, no second pass.
+// The cost is the scratch traffic (SPLITS partial rows of O per row, written once and read once) and one more
+// dispatch. With SPLITS = 1 (grids large enough already) the kernel is row-split's: O is written directly, no second
+// pass.
 // Everything else, including the comments below, is row-split's.
 //
 // row-split (rung 18), changed from prefetch (rung 15, the fastest fp32 rung before this one): there an invocation owned 4 rows × Bc/G
@@ -25,7 +27,7 @@
 // P̃ ≤ 2^TAU and O is rescaled a few times per row instead of once per tile; O and ℓ share the scale, so the result
 // is the same.
 // The two rows are named (q0, q1, o0, …) rather than indexed: the compiler does not unroll a loop that holds a
-// subgroup shuffle, and register arrays indexed in a loop that is not unrolled live in memory (3-4× slower, measured).
+// subgroup shuffle, and register arrays indexed in a loop that is not unrolled live in memory (3.5-5.5× slower, measured).
 
 enable subgroups;
 
@@ -34,7 +36,8 @@ override H: u32;          // invocations per row group: a power of two, at most 
 override BC: u32;         // keys per K/V tile, a multiple of 8
 override WG: u32;         // invocations per workgroup, a multiple of H
 override PREFETCH: u32;   // 1: load tile j + 1 into registers while tile j computes
-override S: u32;          // workgroups that share a row block's keys, each one range of K/V tiles
+override SPLITS: u32;     // workgroups that share a row block's keys, each one range of K/V tiles
+override CW: u32;         // invocations per workgroup of `combine`
 
 const C_MAX: u32 = 8u;    // most vec4 columns of a row per invocation: D/4 over H, rounded up
 const LD_MAX: u32 = 8u;   // most vec4s of K_j (and of V_j) one invocation loads per tile
@@ -81,9 +84,9 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let N = params.N;
   let Tr = (N + BR - 1u) / BR;
   let w = wid.y * nwg.x + wid.x;     // one workgroup per (batch, query tile, key range)
-  let split = w % S;
-  let b = w / S / Tr;
-  let i = (w / S) % Tr;
+  let split = w % SPLITS;
+  let b = w / SPLITS / Tr;
+  let i = (w / SPLITS) % Tr;
   if (b >= params.batches) { return; }
   let qBase = b * 3u * N * D4V;      // Q of batch b, in vec4s
   let kBase = qBase + N * D4V;
@@ -91,9 +94,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let g = t / H;                     // row group: rows i·BR + 2g and i·BR + 2g + 1
   let h = t % H;                     // place in the group: vec4 columns h + H·x
 
-  // Q_i in registers, scaled by log2(e)/√d; rows past N read as 0 (their O is never written). The group's two rows
-  // are named (q0, q1, …) rather than indexed: a loop over rows that holds a subgroup shuffle is not unrolled, and
-  // register arrays indexed in a loop that is not unrolled live in memory (measured: 3-4× slower).
+  // Q_i in registers, scaled by log2(e)/√d; rows past N read as 0 (their O is never written). The two rows are named,
+  // not indexed (see the header).
   let row0 = i * BR + 2u * g;
   let row1 = row0 + 1u;
   var q0: array<vec4<f32>, C_MAX>;   // q0[x]: row 0, vec4 column h + H·x
@@ -115,15 +117,15 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   var l1 = 0.0;
 
   // The padding columns of K_j and V_j (when H does not divide D/4) stay 0: tiles only ever store columns < D/4.
+  // (With PAD = 0 the loop does not run; max(PAD, 1u) only keeps the index expression free of a division by 0.)
   for (var e = t; e < BC * PAD; e += WG) {
     Kj[(e / max(PAD, 1u)) * KS + D4V + e % max(PAD, 1u)] = vec4<f32>(0.0);
     Vj[(e / max(PAD, 1u)) * KS + D4V + e % max(PAD, 1u)] = vec4<f32>(0.0);
   }
 
   let Tc = (N + BC - 1u) / BC;
-  let TcS = (Tc + S - 1u) / S;       // tiles per key range
-  let jBegin = min(split * TcS, Tc);  // this workgroup's tiles: jBegin .. jEnd − 1 (none for a range past the end)
-  let jEnd = min(jBegin + TcS, Tc);
+  let jBegin = split * Tc / SPLITS;      // this workgroup's tiles: jBegin .. jEnd − 1
+  let jEnd = (split + 1u) * Tc / SPLITS;
   var kNext: array<vec4<f32>, LD_MAX>;
   var vNext: array<vec4<f32>, LD_MAX>;
   if (PREFETCH == 1u) {
@@ -258,7 +260,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     }
   }
 
-  if (S == 1u) {  // one key range (a grid large enough without splitting): O_i = O / ℓ_i, as in row-split
+  if (SPLITS == 1u) {  // one key range (a grid large enough without splitting): O_i = O / ℓ_i, as in row-split
     if (row0 < N) {
       for (var x = 0u; x < C; x++) {
         if (inRow(h + H * x)) { O[(b * N + row0) * D4V + h + H * x] = o0[x] / l0; }
@@ -271,8 +273,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     }
     return;
   }
-  // This key range's unnormalized O, m and ℓ of both rows, for `combine`; a range past the end writes O = 0, ℓ = 0.
-  let part0 = (b * S + split) * N + row0;
+  // This key range's unnormalized O, m and ℓ of both rows, for `combine`.
+  let part0 = (b * SPLITS + split) * N + row0;
   if (row0 < N) {
     ML[part0] = vec2<f32>(m0, l0);
     for (var x = 0u; x < C; x++) {
@@ -287,23 +289,23 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   }
 }
 
-// One invocation per vec4 of O: the S partial results of its row merged, O = Σ 2^(m_s − M) O_s / Σ 2^(m_s − M) ℓ_s.
-@compute @workgroup_size(64)
+// One invocation per vec4 of O: the partial results of its row merged, O = Σ 2^(m_s − M) O_s / Σ 2^(m_s − M) ℓ_s.
+@compute @workgroup_size(CW)
 fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
            @builtin(local_invocation_index) t: u32) {
   let N = params.N;
-  let e = (wid.y * nwg.x + wid.x) * 64u + t;   // vec4 e of O: batch b, row, column col
+  let e = (wid.y * nwg.x + wid.x) * CW + t;   // vec4 e of O: batch b, row, column col
   if (e >= params.batches * N * D4V) { return; }
   let col = e % D4V;
   let row = (e / D4V) % N;
   let b = e / D4V / N;
   var M = LOWEST;
-  for (var s = 0u; s < S; s++) { M = max(M, ML[(b * S + s) * N + row].x); }
+  for (var s = 0u; s < SPLITS; s++) { M = max(M, ML[(b * SPLITS + s) * N + row].x); }
   var l = 0.0;
   var o = vec4<f32>(0.0);
-  for (var s = 0u; s < S; s++) {
-    let part = (b * S + s) * N + row;
-    let scale = exp2(ML[part].x - M);  // 0 for a range past the end (m = LOWEST)
+  for (var s = 0u; s < SPLITS; s++) {
+    let part = (b * SPLITS + s) * N + row;
+    let scale = exp2(ML[part].x - M);
     l += scale * ML[part].y;
     o += scale * Opart[part * D4V + col];
   }
