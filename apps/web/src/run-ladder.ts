@@ -5,9 +5,9 @@
  * rung's error; reduced-precision rungs against a plain f16 computation).
  */
 import { canRun, oneLine, runAll, type RunEnv, type Rung } from '@fa/core';
-import { attentionFlops, Comparator, compareOutputs, generateInput, type Comparison, type DataKind, type Shape } from '@fa/io';
+import { attentionFlops, compareOutputs, generateInput, type Comparison, type DataKind, type Shape } from '@fa/io';
 import { conformanceVerdict } from '@fa/ladder/browser';
-import { sampleRows, seqAttention, type RowRef } from '@fa/reference';
+import { compareRows, outputRows, sampleRows, seqAttention, type RowRef } from '@fa/reference';
 import type { ComputeWorker } from './worker-client.js';
 
 export type RungStatus = 'waiting' | 'running' | 'pass' | 'fail' | 'skipped';
@@ -56,7 +56,7 @@ export async function runLadder(run: LadderRun): Promise<RungRow[]> {
   run.onNote(sampled ? `computing the float64 oracle for ${SAMPLED_ROWS} sampled rows ...` : 'computing the float64 oracle ...');
   const oracle = await worker.oracle(input, shape, sampled);
   run.onNote(sampled ? `errors over ${SAMPLED_ROWS} sampled rows of O` : `errors over all ${shape.B * shape.N * shape.d} elements of O`);
-  const check = (output: ArrayLike<number>) => compareWith(output, oracle, shape, sampled);
+  const check = (output: Float32Array | Float64Array) => compareWith(output, oracle, shape, sampled);
 
   let fp32Baseline: Comparison | undefined;
   let f16Baseline: Comparison | undefined;
@@ -120,17 +120,11 @@ async function runOnGpu(rung: Rung, env: RunEnv, input: Float32Array, shape: Sha
   }
 }
 
-/** Compares a whole output with the oracle, or its sampled rows with the oracle's rows. */
-function compareWith(output: ArrayLike<number>, oracle: Float64Array, shape: Shape, rows: readonly RowRef[] | undefined): Comparison {
+/** Compares a whole output with the oracle, or its sampled rows with the oracle's rows (`oracle`: d values per row). */
+function compareWith(output: Float32Array | Float64Array, oracle: Float64Array, shape: Shape, rows: readonly RowRef[] | undefined): Comparison {
   if (!rows) return compareOutputs(output, oracle, shape);
-  const comparator = new Comparator(shape);
-  const { N, d } = shape;
-  const all = output as Float32Array;
-  rows.forEach(({ batch, row }, k) => {
-    const at = (batch * N + row) * d;
-    comparator.addRow(batch, row, all.subarray(at, at + d), oracle.subarray(k * d, k * d + d));
-  });
-  return comparator.result();
+  const expected = rows.map((_, k) => oracle.subarray(k * shape.d, (k + 1) * shape.d));
+  return compareRows(shape, rows, outputRows(output, shape, rows), expected);
 }
 
 function failureReason(comparison: Comparison, limit: number, reduced: boolean): string {

@@ -2,7 +2,7 @@
  * @fa/reference: the float64 oracle and the sequential CPU rungs, for Node and browsers. The `cpu` rung (worker
  * threads) is in '@fa/reference/node'.
  */
-export { attentionOracle, attentionOracleRows, sampleRows, type RowRef } from './oracle.js';
+export { attentionOracle, attentionOracleRows, compareRows, outputRows, sampleRows, type RowRef } from './oracle.js';
 export { seqAttention, seqAttentionKernel } from './seq-attention.js';
 export { seqFlash, seqFlashKernel, SEQ_FLASH_BLOCKS, type FlashBlocks } from './seq-flash.js';
 export { attendRowBlock } from './cpu-kernel.js';

@@ -2,7 +2,7 @@
  * The float64 oracle the tests compare every rung against. Not a rung: it is the plain algorithm in double
  * precision, with the row maximum subtracted before exp, so its own error is far below any float32 rung's.
  */
-import { matrixFloats, type Shape } from '@fa/io';
+import { Comparator, matrixFloats, type Comparison, type Shape } from '@fa/io';
 
 /**
  * O = softmax(Q Kᵀ / √d) V in float64 for `batches` consecutive batches of `input` (Q, K, V per batch).
@@ -69,4 +69,24 @@ export function sampleRows(shape: Shape, count: number): RowRef[] {
     rows.push({ batch: Math.min(batch, shape.B - 1), row: Math.min(row, shape.N - 1) });
   }
   return rows;
+}
+
+/** The rows `rows` of a whole output O (batches × N × d), as views, in the order of `rows`. */
+export function outputRows<Values extends Float32Array | Float64Array>(output: Values, shape: Shape, rows: readonly RowRef[]): Values[] {
+  return rows.map(({ batch, row }) => {
+    const at = (batch * shape.N + row) * shape.d;
+    return output.subarray(at, at + shape.d) as Values;
+  });
+}
+
+/**
+ * Sampled rows of an output (`actual[k]` for `rows[k]`; a missing row counts as NaN) compared with the oracle's values
+ * for the same rows (`expected[k]`, as `attentionOracleRows` returns them).
+ */
+export function compareRows(shape: Shape, rows: readonly RowRef[], actual: readonly (ArrayLike<number> | undefined)[], expected: readonly ArrayLike<number>[]): Comparison {
+  const comparator = new Comparator(shape);
+  rows.forEach(({ batch, row }, k) => {
+    comparator.addRow(batch, row, actual[k] ?? new Float64Array(shape.d).fill(Number.NaN), expected[k] ?? []);
+  });
+  return comparator.result();
 }

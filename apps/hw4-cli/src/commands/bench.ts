@@ -8,8 +8,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adapterName, canRun, prepareCopyFloor, runAll, type Runner, type Rung, type RunEnv } from '@fa/core';
-import { attentionFlops, Comparator, DEFAULT_TOLERANCE, generateInput, parseShape, writeFileAtomic, writeHw4Input, type Shape } from '@fa/io/node';
-import { attentionOracleRows, sampleRows } from '@fa/reference';
+import { attentionFlops, DEFAULT_TOLERANCE, generateInput, parseShape, writeFileAtomic, writeHw4Input, type Shape } from '@fa/io/node';
+import { attentionOracleRows, compareRows, outputRows, sampleRows } from '@fa/reference';
 import { isPositiveInteger, numberFlag, parse, stringFlag } from '../args.js';
 import { measure, median, type Timing } from '../bench/measure.js';
 import { benchMarkdown, benchSvg, type BenchCell, type BenchReport, type BenchShape } from '../bench/report.js';
@@ -156,18 +156,7 @@ async function benchShape(shape: Shape, ctx: ShapeContext): Promise<BenchShape> 
   const rows = sampleRows(shape, SAMPLED_ROWS);
   const oracle = attentionOracleRows(input, shape, rows);
   /** Max abs error of the sampled rows of an output (given per row) against the oracle's. */
-  const maxErrorOf = (rowValues: (ArrayLike<number> | undefined)[]): number => {
-    const comparator = new Comparator(shape);
-    rows.forEach(({ batch, row }, k) => {
-      comparator.addRow(batch, row, rowValues[k] ?? new Float64Array(shape.d).fill(Number.NaN), oracle[k] ?? []);
-    });
-    return comparator.result().maxAbsError;
-  };
-  /** The sampled rows of a whole output. */
-  const rowsOf = (output: Float32Array): Float32Array[] => {
-    const size = shape.N * shape.d;
-    return rows.map((r) => output.subarray(r.batch * size + r.row * shape.d, r.batch * size + (r.row + 1) * shape.d));
-  };
+  const maxErrorOf = (rowValues: (ArrayLike<number> | undefined)[]): number => compareRows(shape, rows, rowValues, oracle).maxAbsError;
   const result: BenchShape = { shape, gflop: flops / 1e9, date: new Date().toISOString().slice(0, 10), command: ctx.command, cells: [] };
 
   if (env.gpu) {
@@ -226,7 +215,7 @@ async function benchShape(shape: Shape, ctx: ShapeContext): Promise<BenchShape> 
         // The first run is the check: a rung beyond the format's contract (DEFAULT_TOLERANCE) on the sampled rows is not
         // timed; a rung of reduced precision (f16 operands) is timed up to REDUCED_PRECISION_LIMIT, its error shown.
         const first = await measure(runner, input, shape, 0, 1);
-        cell.maxError = maxErrorOf(rowsOf(first.output));
+        cell.maxError = maxErrorOf(outputRows(first.output, shape, rows));
         const limit = rung.reducedPrecision === undefined ? DEFAULT_TOLERANCE : REDUCED_PRECISION_LIMIT;
         if (!(cell.maxError <= limit)) {
           cell.reason = `wrong output: max error ${cell.maxError.toExponential(2)} on sampled rows, over ${limit}`;

@@ -81,12 +81,9 @@ function tilesFor(H: number): RowSplitTiles {
   return { H, BC: 16, WG: 128, prefetch: true };
 }
 
-/** Query rows per workgroup: two per row group of H invocations (the kernel's BR). */
-export const rowsPerWorkgroup = ({ H, WG }: RowSplitTiles): number => (WG / H) * 2;
-
 export function rowSplitPlan({ N, d }: Shape, tiles: RowSplitTiles): SinglePassPlan {
   const { H, BC, WG, prefetch } = tiles;
-  const BR = rowsPerWorkgroup(tiles);
+  const BR = (WG / H) * 2; // query rows per workgroup: two per row group (the kernel's BR)
   return {
     constants: { D: d, H, BC, WG, PREFETCH: prefetch ? 1 : 0 },
     workgroupBytes: rowSplitBytes(d, tiles),

@@ -4,7 +4,7 @@
  */
 import type { Shape } from '@fa/io';
 import { gpuHeadSizeSupport, singlePassRung, type GpuContext, type SinglePassPlan } from '@fa/core';
-import { rowSplitPlan, rowSplitTilesFor, rowsPerWorkgroup, type RowSplitTiles } from '../18-row-split/row-split.js';
+import { rowSplitPlan, rowSplitTilesFor, type RowSplitTiles } from '../18-row-split/row-split.js';
 import code from './split-keys.wgsl';
 
 export const SPLIT_KEYS_KERNEL = { label: 'split-keys.wgsl', code };
@@ -28,12 +28,13 @@ export function keySplits(rowBlocks: number, tiles: number): number {
 }
 
 /**
- * The plan: row-split's, with SPLITS times the workgroups and a `combine` dispatch when SPLITS > 1. The kernel is a copy
- * of row-split's, so row-split's tiles (and their register bounds, C_MAX and LD_MAX) hold for it too.
+ * The plan: row-split's, with S = keySplits(…) times the workgroups and a `combine` dispatch when S > 1. The kernel is
+ * a copy of row-split's, so row-split's tiles (and their register bounds, C_MAX and LD_MAX) hold for it too.
  */
-export function splitKeysPlan(shape: Shape, tiles: RowSplitTiles, S: number): SinglePassPlan {
+export function splitKeysPlan(shape: Shape, tiles: RowSplitTiles): SinglePassPlan {
   const { N, d } = shape;
   const rows = rowSplitPlan(shape, tiles);
+  const S = keySplits(rows.workgroups(shape.B), Math.ceil(N / tiles.BC));
   const D4 = d / 4;
   if (S === 1) {
     // The kernel writes O itself; the scratch bindings still need a buffer (16 bytes a batch, never touched).
@@ -67,8 +68,6 @@ export const splitKeys = singlePassRung({
     const head = gpuHeadSizeSupport(shape);
     if (head !== true) return head;
     const tiles = rowSplitTilesFor(shape, gpu);
-    if (typeof tiles === 'string') return tiles;
-    const rowBlocks = shape.B * Math.ceil(shape.N / rowsPerWorkgroup(tiles));
-    return splitKeysPlan(shape, tiles, keySplits(rowBlocks, Math.ceil(shape.N / tiles.BC)));
+    return typeof tiles === 'string' ? tiles : splitKeysPlan(shape, tiles);
   },
 });
