@@ -10,10 +10,12 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
       {
         "shapeClass": "N ≤ 256, d ≤ 32",
         "ranking": [
-          "split-keys",
+          "lean-loop",
           "row-split",
+          "split-keys",
           "prefetch",
           "register-tiles",
+          "four-rows",
           "q-registers",
           "coalesced",
           "fused",
@@ -26,11 +28,13 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "naive",
           "cpu"
         ],
-        "evidence": "13600×128×32: split-keys 0.987 ms, row-split 0.988 ms"
+        "evidence": "13600×128×32: lean-loop 0.895 ms, row-split 0.987 ms"
       },
       {
         "shapeClass": "N ≤ 4096, d ≤ 64",
         "ranking": [
+          "lean-loop",
+          "four-rows",
           "split-keys",
           "row-split",
           "prefetch",
@@ -46,13 +50,15 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "fused-maxsmem",
           "fused"
         ],
-        "evidence": "10×2048×64: split-keys 0.424 ms, row-split 0.610 ms; 500×2048×64: split-keys 18.5 ms, row-split 18.7 ms"
+        "evidence": "10×2048×64: lean-loop 0.392 ms, four-rows 0.404 ms; 500×2048×64: lean-loop 17.2 ms, four-rows 17.7 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 32",
         "ranking": [
+          "lean-loop",
           "split-keys",
           "row-split",
+          "four-rows",
           "prefetch",
           "register-tiles",
           "q-registers",
@@ -66,35 +72,41 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "fused-maxsmem",
           "fused"
         ],
-        "evidence": "4×32768×32: split-keys 17.2 ms, row-split 17.2 ms"
+        "evidence": "4×32768×32: lean-loop 14.1 ms, split-keys 17.2 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 64",
         "ranking": [
+          "lean-loop",
           "split-keys",
+          "four-rows",
           "row-split",
           "prefetch"
         ],
-        "evidence": "2×32768×64: split-keys 19.5 ms, row-split 19.5 ms; 26×32768×64: split-keys 249.8 ms, row-split 248.9 ms; 2×32767×64: split-keys 19.4 ms, row-split 19.5 ms; 2×8192×36: split-keys 0.845 ms, row-split 1.090 ms"
+        "evidence": "2×32768×64: lean-loop 17.7 ms, split-keys 19.4 ms; 26×32768×64: lean-loop 229.4 ms, split-keys 247.9 ms; 2×32767×64: lean-loop 17.8 ms, split-keys 19.3 ms; 2×8192×36: lean-loop 0.758 ms, split-keys 0.837 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 128",
         "ranking": [
+          "lean-loop",
+          "four-rows",
           "split-keys",
           "row-split",
           "prefetch"
         ],
-        "evidence": "4×8192×128: split-keys 5.762 ms, row-split 5.775 ms; 4×8192×80: split-keys 3.971 ms, row-split 4.077 ms; 2×8192×100: split-keys 2.629 ms, row-split 2.622 ms"
+        "evidence": "4×8192×128: lean-loop 5.445 ms, four-rows 5.087 ms; 4×8192×80: lean-loop 3.571 ms, four-rows 4.080 ms; 2×8192×100: lean-loop 2.421 ms, four-rows 2.581 ms"
       }
     ],
     "overall": {
       "shapeClass": "every measured shape",
       "ranking": [
+        "lean-loop",
         "split-keys",
         "row-split",
+        "four-rows",
         "prefetch"
       ],
-      "evidence": "13600×128×32: split-keys 0.987 ms, row-split 0.988 ms; 10×2048×64: split-keys 0.424 ms, row-split 0.610 ms; 500×2048×64: split-keys 18.5 ms, row-split 18.7 ms; 4×32768×32: split-keys 17.2 ms, row-split 17.2 ms; 2×32768×64: split-keys 19.5 ms, row-split 19.5 ms; 26×32768×64: split-keys 249.8 ms, row-split 248.9 ms; 4×8192×128: split-keys 5.762 ms, row-split 5.775 ms; 2×32767×64: split-keys 19.4 ms, row-split 19.5 ms; 4×8192×80: split-keys 3.971 ms, row-split 4.077 ms; 2×8192×36: split-keys 0.845 ms, row-split 1.090 ms; 2×8192×100: split-keys 2.629 ms, row-split 2.622 ms"
+      "evidence": "13600×128×32: lean-loop 0.895 ms, split-keys 0.988 ms; 10×2048×64: lean-loop 0.392 ms, split-keys 0.424 ms; 500×2048×64: lean-loop 17.2 ms, split-keys 18.5 ms; 4×32768×32: lean-loop 14.1 ms, split-keys 17.2 ms; 2×32768×64: lean-loop 17.7 ms, split-keys 19.4 ms; 26×32768×64: lean-loop 229.4 ms, split-keys 247.9 ms; 4×8192×128: lean-loop 5.445 ms, split-keys 5.743 ms; 2×32767×64: lean-loop 17.8 ms, split-keys 19.3 ms; 4×8192×80: lean-loop 3.571 ms, split-keys 3.939 ms; 2×8192×36: lean-loop 0.758 ms, split-keys 0.837 ms; 2×8192×100: lean-loop 2.421 ms, split-keys 2.585 ms"
     }
   }
 ];

@@ -6,7 +6,20 @@ import type { RunEnv, Rung, RungDefinition } from '@fa/core';
 import type { Shape } from '@fa/io';
 import { fused, fusedMaxsmem, fusedSplitQ } from '@fa/fused';
 import { naive } from '@fa/naive';
-import { bankFree, coalesced, lmRegisters, prefetch, qRegisters, registerTiles, restructure, rowSplit, splitKeys, vec4 } from '@fa/optimized';
+import {
+  bankFree,
+  coalesced,
+  fourRows,
+  leanLoop,
+  lmRegisters,
+  prefetch,
+  qRegisters,
+  registerTiles,
+  restructure,
+  rowSplit,
+  splitKeys,
+  vec4,
+} from '@fa/optimized';
 import { cpu, seqAttention, seqFlash } from '@fa/reference/node';
 import { compensatedMatrix, f16Matrix } from '@fa/tensor';
 import { chooseRung } from './choice.js';
@@ -32,6 +45,8 @@ const RUNGS: readonly RungDefinition[] = [
   compensatedMatrix,
   rowSplit,
   splitKeys,
+  leanLoop,
+  fourRows,
 ];
 
 export const LADDER: readonly Rung[] = RUNGS.map((rung, k) => ({ ...rung, index: k + 1 }));

@@ -2,13 +2,14 @@
  * Rung 18's plan: how many invocations share a row pair for each head size, and the reasons it declines; and its
  * output against the float64 oracle at head sizes whose d/4 the row group does not divide (padded rows of K_j, V_j).
  * Rung 19 (split-keys, row-split's kernel over S key ranges): how many ranges for a grid, and its output with one
- * range, where it writes O itself instead of through the combine pass. (The conformance suite checks both rungs on
- * the common awkward cases, where split-keys uses several ranges.)
+ * range, where it writes O itself instead of through the combine pass. Rungs 20 and 21 (lean-loop: 16 keys per step
+ * where H = 1; four-rows: four rows per group, H doubled) on the same padded and single-range cases. (The conformance
+ * suite checks every rung on the common awkward cases, where the key-splitting rungs use several ranges.)
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { canRun, runAll, type GpuContext, type Rung } from '@fa/core';
 import { compareOutputs, generateInput, type Shape } from '@fa/io';
-import { keySplits, rowSplitTilesFor } from '@fa/optimized';
+import { fourRowsTilesFor, keySplits, keysPerStep, rowSplitTilesFor } from '@fa/optimized';
 import { attentionOracle } from '@fa/reference';
 import { findRung } from '../src/index.js';
 import { conformanceEnv } from './gpu-env.js';
@@ -59,15 +60,16 @@ const rowSplit = findRung('row-split') as Rung;
 const probe = canRun(rowSplit, { B: 1, N: 64, d: 64 }, env);
 describe.skipIf(probe !== true)(`row-split with padded rows${probe === true ? '' : ` (skipped: ${probe})`}`, () => {
   const padded: Shape[] = [
-    { B: 2, N: 77, d: 36 }, // H = 2, rows of 9 vec4s padded to 10
-    { B: 2, N: 33, d: 100 }, // H = 4, rows of 25 vec4s padded to 28
+    { B: 2, N: 77, d: 36 }, // H = 2, rows of 9 vec4s padded to 10 (four-rows: H = 4, padded to 12)
+    { B: 2, N: 33, d: 100 }, // H = 4, rows of 25 vec4s padded to 28 (four-rows: H = 8, padded to 32)
+    { B: 3, N: 77, d: 20 }, // H = 1 with 16 keys per step in lean-loop, N not a multiple of 16 (four-rows: H = 2, 5 → 6)
   ];
   it.each(padded.map((shape) => ({ shape, label: `B=${shape.B} N=${shape.N} d=${shape.d}` })))(
-    'and split-keys are within 2× the fp32 sequential rung of the oracle, $label',
+    'and the rungs built on it are within 2× the fp32 sequential rung of the oracle, $label',
     async ({ shape }) => {
       const baseline = await errorOf(findRung('seq-attention') as Rung, shape);
-      // split-keys runs the same padded rows over three key ranges here, through its combine pass.
-      for (const rung of [rowSplit, findRung('split-keys') as Rung]) {
+      // split-keys and the rungs above it run the same padded rows over several key ranges here, through combine.
+      for (const rung of ['row-split', 'split-keys', 'lean-loop', 'four-rows'].map((id) => findRung(id) as Rung)) {
         const error = await errorOf(rung, shape);
         expect(error, `${rung.id} ${error}, seq-attention ${baseline}`).toBeLessThanOrEqual(Math.max(2 * baseline, 1e-6));
       }
@@ -89,8 +91,27 @@ describe('split-keys', () => {
   const probeSplit = canRun(splitKeys, { B: 1, N: 64, d: 64 }, env);
   it.skipIf(probeSplit !== true)('with one key range (a grid of 640 row blocks) writes O itself, within 2× the fp32 sequential rung', async () => {
     const shape: Shape = { B: 640, N: 10, d: 16 };
-    const error = await errorOf(splitKeys, shape);
     const baseline = await errorOf(findRung('seq-attention') as Rung, shape);
-    expect(error, `split-keys ${error}, seq-attention ${baseline}`).toBeLessThanOrEqual(Math.max(2 * baseline, 1e-6));
+    for (const rung of ['split-keys', 'lean-loop', 'four-rows'].map((id) => findRung(id) as Rung)) {
+      const error = await errorOf(rung, shape);
+      expect(error, `${rung.id} ${error}, seq-attention ${baseline}`).toBeLessThanOrEqual(Math.max(2 * baseline, 1e-6));
+    }
+  });
+});
+
+describe('lean-loop and four-rows', () => {
+  it('lean-loop steps over 16 keys only where a row group is one invocation (no shuffles)', () => {
+    expect([1, 2, 4].map(keysPerStep)).toEqual([16, 8, 8]);
+  });
+
+  it('four-rows splits a row over the fewest invocations whose share fits 4 vec4 registers, and declines past the subgroup', () => {
+    const H = (d: number) => {
+      const tiles = fourRowsTilesFor({ B: 1, N: 4096, d }, gpuOf(32));
+      return typeof tiles === 'string' ? tiles : tiles.H;
+    };
+    expect([4, 16, 20, 32, 36, 64, 68, 100, 128].map(H)).toEqual([1, 1, 2, 2, 4, 4, 8, 8, 8]);
+    expect(fourRowsTilesFor({ B: 1, N: 64, d: 128 }, gpuOf(4))).toMatch(/d = 128 does not split into at most 4 parts of at most 4 vec4s/);
+    const rung = findRung('four-rows');
+    expect(canRun(rung!, { B: 1, N: 64, d: 64 }, pretendEnv({ features: [] }))).toMatch(/subgroups/);
   });
 });

@@ -9,3 +9,5 @@ export { registerTiles, registerTilesFor, registerTilesPlan, type RegisterTiles 
 export { prefetch } from './15-prefetch/prefetch.js';
 export { rowSplit, rowSplitTilesFor, rowSplitPlan, type RowSplitTiles } from './18-row-split/row-split.js';
 export { splitKeys, keySplits } from './19-split-keys/split-keys.js';
+export { leanLoop, keysPerStep } from './20-lean-loop/lean-loop.js';
+export { fourRows, fourRowsTilesFor } from './21-four-rows/four-rows.js';

@@ -18,9 +18,20 @@ export interface RowSplitTiles {
   prefetch: boolean;
 }
 
-/** Bounds of the kernel's register arrays (C_MAX, LD_MAX in the WGSL). */
-const C_MAX = 8;
-const LD_MAX = 8;
+/**
+ * What the row-group kernels (row-split and the rungs built on it) fix in their WGSL: query rows per row group, and the
+ * bounds of their register arrays (C_MAX vec4 columns of a row per invocation, LD_MAX vec4s of a prefetched tile) and
+ * how many keys one step of the inner loop scores (Bc must be a multiple of it).
+ */
+export interface RowGroupLayout {
+  rows: number;
+  C_MAX: number;
+  LD_MAX: number;
+  keysPerStep: number;
+}
+
+/** row-split.wgsl: two rows per group, up to 8 vec4 columns of each per invocation. */
+export const ROW_SPLIT_LAYOUT: RowGroupLayout = { rows: 2, C_MAX: 8, LD_MAX: 8, keysPerStep: 8 };
 
 /** Vec4 columns of a row per invocation: d/4 over H, rounded up (the kernel pads rows of K_j, V_j to H of them). */
 const columnsPerInvocation = (d: number, H: number): number => Math.ceil(d / 4 / H);
@@ -31,12 +42,17 @@ export function rowSplitBytes(d: number, { H, BC }: RowSplitTiles): number {
 }
 
 /** Why `tiles` cannot run head size d with subgroups of `subgroupSize`, or undefined when they can. */
-export function rowSplitProblem(d: number, tiles: RowSplitTiles, subgroupSize: number): string | undefined {
+export function rowSplitProblem(
+  d: number,
+  tiles: RowSplitTiles,
+  subgroupSize: number,
+  { C_MAX, LD_MAX, keysPerStep }: RowGroupLayout = ROW_SPLIT_LAYOUT,
+): string | undefined {
   const { H, BC, WG } = tiles;
   if (H > subgroupSize) return `H = ${H} invocations per row do not fit a subgroup of ${subgroupSize}`;
   const columns = columnsPerInvocation(d, H);
   if (columns > C_MAX) return `each invocation would hold ${columns} vec4s of a row, more than the kernel's ${C_MAX}`;
-  if (BC % 8 !== 0) return `Bc = ${BC} is not a multiple of 8`;
+  if (BC % keysPerStep !== 0) return `Bc = ${BC} is not a multiple of ${keysPerStep}`;
   if (WG % H !== 0) return `${WG} invocations do not make whole row groups of H = ${H}`;
   if (tiles.prefetch && Math.ceil((BC * d) / 4 / WG) > LD_MAX) {
     return `a tile of ${BC} keys needs more than ${LD_MAX} vec4 loads per invocation`;
@@ -52,13 +68,23 @@ export function rowSplitProblem(d: number, tiles: RowSplitTiles, subgroupSize: n
  * registers cost more than it hides); with H = 4 (d ≤ 128), 16-key tiles in workgroups of 128, prefetched.
  */
 export function rowSplitTilesFor(shape: Shape, gpu: GpuContext): RowSplitTiles | string {
+  return rowGroupTilesFor(shape, gpu, ROW_SPLIT_LAYOUT, tilesFor);
+}
+
+/** The tiles `tilesFor(H)` for head size d in a kernel of `layout`, or why it cannot run d on this GPU. */
+export function rowGroupTilesFor(
+  shape: Shape,
+  gpu: GpuContext,
+  layout: RowGroupLayout,
+  tilesFor: (H: number) => RowSplitTiles,
+): RowSplitTiles | string {
   const subgroupSize = gpu.report.subgroupMinSize ?? 4;
-  const H = rowShareCount(shape.d, subgroupSize);
+  const H = rowShareCount(shape.d, subgroupSize, layout.C_MAX);
   if (H === undefined) {
-    return `d = ${shape.d} does not split into at most ${subgroupSize} parts of at most ${C_MAX} vec4s each`;
+    return `d = ${shape.d} does not split into at most ${subgroupSize} parts of at most ${layout.C_MAX} vec4s each`;
   }
   const tiles = tilesFor(H);
-  const problem = rowSplitProblem(shape.d, tiles, subgroupSize);
+  const problem = rowSplitProblem(shape.d, tiles, subgroupSize, layout);
   if (problem !== undefined) return problem;
   const bytes = rowSplitBytes(shape.d, tiles);
   const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
@@ -66,8 +92,8 @@ export function rowSplitTilesFor(shape: Shape, gpu: GpuContext): RowSplitTiles |
   return tiles;
 }
 
-/** The fewest invocations H (a power of two up to the subgroup size) whose shares of d/4 fit C_MAX vec4s each. */
-function rowShareCount(d: number, subgroupSize: number): number | undefined {
+/** The fewest invocations H (a power of two up to the subgroup size) whose shares of d/4 fit `C_MAX` vec4s each. */
+function rowShareCount(d: number, subgroupSize: number, C_MAX: number): number | undefined {
   for (let H = 1; H <= subgroupSize; H *= 2) {
     if (columnsPerInvocation(d, H) <= C_MAX) return H;
   }
@@ -81,9 +107,9 @@ function tilesFor(H: number): RowSplitTiles {
   return { H, BC: 16, WG: 128, prefetch: true };
 }
 
-export function rowSplitPlan({ N, d }: Shape, tiles: RowSplitTiles): SinglePassPlan {
+export function rowSplitPlan({ N, d }: Shape, tiles: RowSplitTiles, layout: RowGroupLayout = ROW_SPLIT_LAYOUT): SinglePassPlan {
   const { H, BC, WG, prefetch } = tiles;
-  const BR = (WG / H) * 2; // query rows per workgroup: two per row group (the kernel's BR)
+  const BR = (WG / H) * layout.rows; // query rows per workgroup (the kernel's BR)
   return {
     constants: { D: d, H, BC, WG, PREFETCH: prefetch ? 1 : 0 },
     workgroupBytes: rowSplitBytes(d, tiles),

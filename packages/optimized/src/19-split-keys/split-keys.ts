@@ -4,7 +4,7 @@
  */
 import type { Shape } from '@fa/io';
 import { gpuHeadSizeSupport, singlePassRung, type GpuContext, type SinglePassPlan } from '@fa/core';
-import { rowSplitPlan, rowSplitTilesFor, type RowSplitTiles } from '../18-row-split/row-split.js';
+import { ROW_SPLIT_LAYOUT, rowSplitPlan, rowSplitTilesFor, type RowGroupLayout, type RowSplitTiles } from '../18-row-split/row-split.js';
 import code from './split-keys.wgsl';
 
 export const SPLIT_KEYS_KERNEL = { label: 'split-keys.wgsl', code };
@@ -31,9 +31,9 @@ export function keySplits(rowBlocks: number, tiles: number): number {
  * The plan: row-split's, with S = keySplits(…) times the workgroups and a `combine` dispatch when S > 1. The kernel is
  * a copy of row-split's, so row-split's tiles (and their register bounds, C_MAX and LD_MAX) hold for it too.
  */
-export function splitKeysPlan(shape: Shape, tiles: RowSplitTiles): SinglePassPlan {
+export function splitKeysPlan(shape: Shape, tiles: RowSplitTiles, layout: RowGroupLayout = ROW_SPLIT_LAYOUT): SinglePassPlan {
   const { N, d } = shape;
-  const rows = rowSplitPlan(shape, tiles);
+  const rows = rowSplitPlan(shape, tiles, layout);
   const S = keySplits(rows.workgroups(shape.B), Math.ceil(N / tiles.BC));
   const D4 = d / 4;
   if (S === 1) {
