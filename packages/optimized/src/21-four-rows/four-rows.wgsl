@@ -5,9 +5,10 @@
 // multiply-add. To keep Q and O of four rows in registers each invocation holds at most 4 vec4 columns of a row
 // (C_MAX = 4), so H doubles (2 at d ≤ 32, 4 at d ≤ 64, 8 at d ≤ 128) and the shuffles that sum the H shares of a
 // score take one more level. Keys go 8 at a time, scores as chains of multiply-adds, shuffle levels written out, as
-// in lean-loop. Measured on an H100 (docs/rungs/21-four-rows.md) this pays only at d > 64, where H = 8 replaces
-// lean-loop's 8 vec4s per row; at d ≤ 64 the extra shuffle level and the longer step cost more than the halved reads
-// save, so the loop was not bound by workgroup-memory reads.
+// in lean-loop. Measured on an H100 (docs/rungs/21-four-rows.md) this pays only at d = 128 (5.09 against 5.44 ms at
+// 4×8192×128), where H = 8 replaces lean-loop's 8 vec4s per row: at d ≤ 64 the extra shuffle level costs more than
+// the halved reads save (the loop was not bound by reads from workgroup memory), and at d = 80 or 100 the padded
+// rows of H·C vec4s add 20-28% to the work.
 // Everything else (the key ranges and `combine`, the lazy rescale, the padding) is split-keys'; its header follows.
 //
 // split-keys (rung 19), changed from row-split: a workgroup there owned a block of rows and every key, so a shape with few rows (10×2048×64:
