@@ -21,7 +21,7 @@ export interface RowSplitTiles {
 /**
  * What the row-group kernels (row-split and the rungs built on it) fix in their WGSL: query rows per row group, and the
  * bounds of their register arrays (C_MAX vec4 columns of a row per invocation, LD_MAX vec4s of a prefetched tile) and
- * how many keys one step of the inner loop scores (Bc must be a multiple of it).
+ * the most keys one step of the inner loop scores (Bc must be a multiple of it).
  */
 export interface RowGroupLayout {
   rows: number;
@@ -68,7 +68,7 @@ export function rowSplitProblem(
  * registers cost more than it hides); with H = 4 (d ≤ 128), 16-key tiles in workgroups of 128, prefetched.
  */
 export function rowSplitTilesFor(shape: Shape, gpu: GpuContext): RowSplitTiles | string {
-  return rowGroupTilesFor(shape, gpu, ROW_SPLIT_LAYOUT, tilesFor);
+  return rowGroupTilesFor(shape, gpu, ROW_SPLIT_LAYOUT, rowSplitTiles);
 }
 
 /** The tiles `tilesFor(H)` for head size d in a kernel of `layout`, or why it cannot run d on this GPU. */
@@ -101,7 +101,7 @@ function rowShareCount(d: number, subgroupSize: number, C_MAX: number): number |
 }
 
 /** The measured tiles for each H (see above). */
-function tilesFor(H: number): RowSplitTiles {
+export function rowSplitTiles(H: number): RowSplitTiles {
   if (H === 1) return { H, BC: 16, WG: 64, prefetch: true };
   if (H === 2) return { H, BC: 32, WG: 128, prefetch: false };
   return { H, BC: 16, WG: 128, prefetch: true };

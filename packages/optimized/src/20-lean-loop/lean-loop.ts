@@ -4,11 +4,14 @@
  */
 import type { Shape } from '@fa/io';
 import { gpuHeadSizeSupport, singlePassRung, type GpuContext, type SinglePassPlan } from '@fa/core';
-import { rowSplitTilesFor, type RowSplitTiles } from '../18-row-split/row-split.js';
+import { ROW_SPLIT_LAYOUT, rowGroupTilesFor, rowSplitTiles, type RowGroupLayout, type RowSplitTiles } from '../18-row-split/row-split.js';
 import { splitKeysPlan } from '../19-split-keys/split-keys.js';
 import code from './lean-loop.wgsl';
 
 export const LEAN_LOOP_KERNEL = { label: 'lean-loop.wgsl', code };
+
+/** lean-loop.wgsl: row-split's rows and register bounds; a step scores up to 16 keys, so Bc must be a multiple of 16. */
+export const LEAN_LOOP_LAYOUT: RowGroupLayout = { ...ROW_SPLIT_LAYOUT, keysPerStep: 16 };
 
 /** Keys per step of the inner loop (the kernel's KEYS): 16 where a row group is one invocation (no shuffles), else 8. */
 export function keysPerStep(H: number): number {
@@ -16,10 +19,9 @@ export function keysPerStep(H: number): number {
 }
 
 /** split-keys' plan (row-split's tiles, the key ranges, `combine`) with the kernel's KEYS. */
-export function leanLoopPlan(shape: Shape, tiles: RowSplitTiles): SinglePassPlan | string {
+export function leanLoopPlan(shape: Shape, tiles: RowSplitTiles): SinglePassPlan {
   const keys = keysPerStep(tiles.H);
-  if (tiles.BC % keys !== 0) return `Bc = ${tiles.BC} is not a multiple of ${keys} keys per step`;
-  const plan = splitKeysPlan(shape, tiles);
+  const plan = splitKeysPlan(shape, tiles, LEAN_LOOP_LAYOUT);
   return { ...plan, constants: { ...plan.constants, KEYS: keys }, summary: `${plan.summary}, ${keys} keys per step` };
 }
 
@@ -35,7 +37,7 @@ export const leanLoop = singlePassRung({
   plan: (shape: Shape, gpu: GpuContext) => {
     const head = gpuHeadSizeSupport(shape);
     if (head !== true) return head;
-    const tiles = rowSplitTilesFor(shape, gpu);
+    const tiles = rowGroupTilesFor(shape, gpu, LEAN_LOOP_LAYOUT, rowSplitTiles);
     return typeof tiles === 'string' ? tiles : leanLoopPlan(shape, tiles);
   },
 });
