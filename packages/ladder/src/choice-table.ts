@@ -11,6 +11,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
         "shapeClass": "N ≤ 256, d ≤ 32",
         "ranking": [
           "lean-loop",
+          "split-softmax",
           "row-split",
           "split-keys",
           "prefetch",
@@ -28,11 +29,12 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "naive",
           "cpu"
         ],
-        "evidence": "13600×128×32: lean-loop 0.895 ms, row-split 0.987 ms"
+        "evidence": "13600×128×32: lean-loop 0.894 ms, split-softmax 0.907 ms"
       },
       {
         "shapeClass": "N ≤ 4096, d ≤ 64",
         "ranking": [
+          "split-softmax",
           "lean-loop",
           "four-rows",
           "split-keys",
@@ -50,14 +52,15 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "fused-maxsmem",
           "fused"
         ],
-        "evidence": "10×2048×64: lean-loop 0.392 ms, four-rows 0.404 ms; 500×2048×64: lean-loop 17.2 ms, four-rows 17.7 ms"
+        "evidence": "10×2048×64: split-softmax 0.391 ms, lean-loop 0.394 ms; 500×2048×64: split-softmax 16.9 ms, lean-loop 17.2 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 32",
         "ranking": [
           "lean-loop",
-          "split-keys",
+          "split-softmax",
           "row-split",
+          "split-keys",
           "four-rows",
           "prefetch",
           "register-tiles",
@@ -72,41 +75,44 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "fused-maxsmem",
           "fused"
         ],
-        "evidence": "4×32768×32: lean-loop 14.1 ms, split-keys 17.2 ms"
+        "evidence": "4×32768×32: lean-loop 14.1 ms, split-softmax 14.3 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 64",
         "ranking": [
           "lean-loop",
+          "split-softmax",
           "split-keys",
           "four-rows",
           "row-split",
           "prefetch"
         ],
-        "evidence": "2×32768×64: lean-loop 17.7 ms, split-keys 19.4 ms; 26×32768×64: lean-loop 229.4 ms, split-keys 247.9 ms; 2×32767×64: lean-loop 17.8 ms, split-keys 19.3 ms; 2×8192×36: lean-loop 0.758 ms, split-keys 0.837 ms"
+        "evidence": "2×32768×64: lean-loop 17.8 ms, split-softmax 17.3 ms; 26×32768×64: lean-loop 227.2 ms, split-softmax 221.8 ms; 2×32767×64: lean-loop 17.7 ms, split-softmax 17.2 ms; 2×8192×36: lean-loop 0.760 ms, split-softmax 0.836 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 128",
         "ranking": [
+          "split-softmax",
           "lean-loop",
           "four-rows",
           "split-keys",
           "row-split",
           "prefetch"
         ],
-        "evidence": "4×8192×128: lean-loop 5.445 ms, four-rows 5.087 ms; 4×8192×80: lean-loop 3.571 ms, four-rows 4.080 ms; 2×8192×100: lean-loop 2.421 ms, four-rows 2.581 ms"
+        "evidence": "4×8192×128: split-softmax 5.071 ms, lean-loop 5.404 ms; 4×8192×80: split-softmax 3.596 ms, lean-loop 3.599 ms; 2×8192×100: split-softmax 2.409 ms, lean-loop 2.403 ms"
       }
     ],
     "overall": {
       "shapeClass": "every measured shape",
       "ranking": [
+        "split-softmax",
         "lean-loop",
         "split-keys",
         "row-split",
         "four-rows",
         "prefetch"
       ],
-      "evidence": "13600×128×32: lean-loop 0.895 ms, split-keys 0.988 ms; 10×2048×64: lean-loop 0.392 ms, split-keys 0.424 ms; 500×2048×64: lean-loop 17.2 ms, split-keys 18.5 ms; 4×32768×32: lean-loop 14.1 ms, split-keys 17.2 ms; 2×32768×64: lean-loop 17.7 ms, split-keys 19.4 ms; 26×32768×64: lean-loop 229.4 ms, split-keys 247.9 ms; 4×8192×128: lean-loop 5.445 ms, split-keys 5.743 ms; 2×32767×64: lean-loop 17.8 ms, split-keys 19.3 ms; 4×8192×80: lean-loop 3.571 ms, split-keys 3.939 ms; 2×8192×36: lean-loop 0.758 ms, split-keys 0.837 ms; 2×8192×100: lean-loop 2.421 ms, split-keys 2.585 ms"
+      "evidence": "13600×128×32: split-softmax 0.907 ms, lean-loop 0.894 ms; 10×2048×64: split-softmax 0.391 ms, lean-loop 0.394 ms; 500×2048×64: split-softmax 16.9 ms, lean-loop 17.2 ms; 4×32768×32: split-softmax 14.3 ms, lean-loop 14.1 ms; 2×32768×64: split-softmax 17.3 ms, lean-loop 17.8 ms; 26×32768×64: split-softmax 221.8 ms, lean-loop 227.2 ms; 4×8192×128: split-softmax 5.071 ms, lean-loop 5.404 ms; 2×32767×64: split-softmax 17.2 ms, lean-loop 17.7 ms; 4×8192×80: split-softmax 3.596 ms, lean-loop 3.599 ms; 2×8192×36: split-softmax 0.836 ms, lean-loop 0.760 ms; 2×8192×100: split-softmax 2.409 ms, lean-loop 2.403 ms"
     }
   }
 ];

@@ -18,6 +18,7 @@ import {
   restructure,
   rowSplit,
   splitKeys,
+  splitSoftmax,
   vec4,
 } from '@fa/optimized';
 import { cpu, seqAttention, seqFlash } from '@fa/reference/node';
@@ -47,6 +48,7 @@ const RUNGS: readonly RungDefinition[] = [
   splitKeys,
   leanLoop,
   fourRows,
+  splitSoftmax,
 ];
 
 export const LADDER: readonly Rung[] = RUNGS.map((rung, k) => ({ ...rung, index: k + 1 }));

@@ -43,7 +43,7 @@ describe('the automatic choice', () => {
   it('uses the highest runnable rung on an adapter without a table, and CPU rungs on a software adapter', () => {
     const other = pretendEnv({ vendor: 'other' });
     const highest = [...LADDER].reverse().find((r) => canRun(r, { B: 1, N: 64, d: 64 }, other) === true);
-    expect(highest?.id).toBe('four-rows');
+    expect(highest?.id).toBe('split-softmax');
     expect(pick({ B: 1, N: 64, d: 64 }, other).rung.id).toBe(highest?.id);
     const software = pick({ B: 1, N: 64, d: 64 }, pretendEnv({ isFallbackAdapter: true }));
     expect(software.rung.id).toBe('cpu');

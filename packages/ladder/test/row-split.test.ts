@@ -2,9 +2,10 @@
  * Rung 18's plan: how many invocations share a row pair for each head size, and the reasons it declines; and its
  * output against the float64 oracle at head sizes whose d/4 the row group does not divide (padded rows of K_j, V_j).
  * Rung 19 (split-keys, row-split's kernel over S key ranges): how many ranges for a grid, and its output with one
- * range, where it writes O itself instead of through the combine pass. Rungs 20 and 21 (lean-loop: 16 keys per step
- * where H = 1; four-rows: four rows per group, H doubled) on the same padded and single-range cases. (The conformance
- * suite checks every rung on the common awkward cases, where the key-splitting rungs use several ranges.)
+ * range, where it writes O itself instead of through the combine pass. Rungs 20-22 (lean-loop: 16 keys per step
+ * where H = 1; four-rows: four rows per group, H doubled; split-softmax: each invocation of a pair the softmax of one
+ * row, m and ℓ of the other from its partner) on the same padded and single-range cases, with H = 1, 2 and 4. (The
+ * conformance suite checks every rung on the common awkward cases, where the key-splitting rungs use several ranges.)
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { canRun, runAll, type GpuContext, type Rung } from '@fa/core';
@@ -69,7 +70,7 @@ describe.skipIf(probe !== true)(`row-split with padded rows${probe === true ? ''
     async ({ shape }) => {
       const baseline = await errorOf(findRung('seq-attention') as Rung, shape);
       // split-keys and the rungs above it run the same padded rows over several key ranges here, through combine.
-      for (const rung of ['row-split', 'split-keys', 'lean-loop', 'four-rows'].map((id) => findRung(id) as Rung)) {
+      for (const rung of ['row-split', 'split-keys', 'lean-loop', 'four-rows', 'split-softmax'].map((id) => findRung(id) as Rung)) {
         const error = await errorOf(rung, shape);
         expect(error, `${rung.id} ${error}, seq-attention ${baseline}`).toBeLessThanOrEqual(Math.max(2 * baseline, 1e-6));
       }
@@ -89,14 +90,22 @@ describe('split-keys', () => {
 
   const splitKeys = findRung('split-keys') as Rung;
   const probeSplit = canRun(splitKeys, { B: 1, N: 64, d: 64 }, env);
-  it.skipIf(probeSplit !== true)('with one key range (a grid of 640 row blocks) writes O itself, within 2× the fp32 sequential rung', async () => {
-    const shape: Shape = { B: 640, N: 10, d: 16 };
-    const baseline = await errorOf(findRung('seq-attention') as Rung, shape);
-    for (const rung of ['split-keys', 'lean-loop', 'four-rows'].map((id) => findRung(id) as Rung)) {
-      const error = await errorOf(rung, shape);
-      expect(error, `${rung.id} ${error}, seq-attention ${baseline}`).toBeLessThanOrEqual(Math.max(2 * baseline, 1e-6));
-    }
-  });
+  // 640 batches of one row block each: one key range. d = 16, 64, 100: H = 1, 2, 4 (with subgroups of at least 4).
+  const singleRange: Shape[] = [
+    { B: 640, N: 10, d: 16 },
+    { B: 640, N: 9, d: 64 },
+    { B: 640, N: 5, d: 100 },
+  ];
+  it.skipIf(probeSplit !== true).each(singleRange.map((shape) => ({ shape, label: `B=${shape.B} N=${shape.N} d=${shape.d}` })))(
+    'with one key range (a grid of 640 row blocks) writes O itself, within 2× the fp32 sequential rung, $label',
+    async ({ shape }) => {
+      const baseline = await errorOf(findRung('seq-attention') as Rung, shape);
+      for (const rung of ['split-keys', 'lean-loop', 'four-rows', 'split-softmax'].map((id) => findRung(id) as Rung)) {
+        const error = await errorOf(rung, shape);
+        expect(error, `${rung.id} ${error}, seq-attention ${baseline}`).toBeLessThanOrEqual(Math.max(2 * baseline, 1e-6));
+      }
+    },
+  );
 });
 
 describe('lean-loop and four-rows', () => {

@@ -93,7 +93,7 @@ describe('the automatic choice', () => {
       expect(TENSOR_IDS).not.toContain(chooseRung(shape, h100, LADDER).rung.id);
       expect(TENSOR_IDS).not.toContain(chooseRung(shape, h100, LADDER, []).rung.id);
     }
-    expect(chooseRung({ B: 1, N: 64, d: 64 }, h100, LADDER, []).rung.id).toBe('four-rows');
+    expect(chooseRung({ B: 1, N: 64, d: 64 }, h100, LADDER, []).rung.id).toBe('split-softmax');
     expect(CHOICE_TABLE.some((a) => a.device === 'nvidia-h100-80gb-hbm3')).toBe(true);
   });
 });

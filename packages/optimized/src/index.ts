@@ -11,3 +11,4 @@ export { rowSplit, rowSplitTilesFor, rowSplitPlan, type RowSplitTiles } from './
 export { splitKeys, keySplits } from './19-split-keys/split-keys.js';
 export { leanLoop, keysPerStep } from './20-lean-loop/lean-loop.js';
 export { fourRows, fourRowsTilesFor } from './21-four-rows/four-rows.js';
+export { splitSoftmax } from './22-split-softmax/split-softmax.js';
