@@ -30,7 +30,7 @@ const OPTION_DOCS: Record<string, readonly [value: string, text: string]> = {
   tolerance: ['T', 'absolute tolerance per element (default 5e-3, the format\'s contract)'],
   rows: ['N', 'check only N sampled rows per batch against the oracle (the full oracle costs 4·N²·d flops per batch)'],
   shapes: ['LIST', `shapes as B,N,d separated by spaces (default: ${DEFAULT_BENCH_SHAPES})`],
-  repeats: ['N', 'timed runs after one warm-up run (default 5); a run over half the budget is the only one'],
+  repeats: ['N', 'timed runs after one warm-up run (default 5); a run over half the budget is the only one (on a software GPU, whose first run may compile the kernel, the second)'],
   'budget-s': ['S', 'CPU rungs estimated over S seconds per run are skipped (default 40)'],
   out: ['DIR', 'where <adapter>.json, .md and .svg go (default docs/bench); cells merge into an existing file'],
   python: ['PATH', 'Python with CUDA PyTorch for the SDPA comparison (default python3, or FA_PYTHON)'],

@@ -14,7 +14,8 @@ interface Listed {
   reducedPrecision?: string;
   reducedRange?: string;
 }
-const listed = (JSON.parse(cli(['--list', '--json']).stdout) as { rungs: Listed[] }).rungs;
+const listing = JSON.parse(cli(['--list', '--json']).stdout) as { rungs: Listed[]; adapter?: { architecture?: string; isFallbackAdapter?: boolean } };
+const listed = listing.rungs;
 const gpuRungs = listed.filter((r) => r.kind === 'gpu' && r.available);
 /** The GPU rungs the automatic choice may pick: float32 operands (the f16 tensor-core rungs run only when named). */
 const fp32Rungs = gpuRungs.filter((r) => r.reducedPrecision === undefined && r.reducedRange === undefined);
@@ -136,6 +137,26 @@ describe.skipIf(gpuMissing !== undefined)(`hw4-cli on the GPU${gpuMissing ? ` (s
     expect(splitQ?.maxError).toBeLessThan(1e-5);
     expect(files[2]).toMatch(/^<svg/);
   });
+});
+
+/** Mesa's lavapipe, whose compile behaviour the next test depends on. */
+const lavapipe = gpuMissing === undefined && listing.adapter?.isFallbackAdapter === true && listing.adapter.architecture === 'software';
+describe.skipIf(!lavapipe || !gpuRungs.some((r) => r.id === 'lean-loop'))('bench on the software GPU', () => {
+  // lavapipe compiles this kernel (lean-loop at d = 64, H = 2) at its first dispatch: about 20 s with the shader cache
+  // off, over half of a 10 s budget. That check run must not become the cell's only sample.
+  it('times a GPU rung again when its first run paid for compiling the kernel', () => {
+    const out = join(dir, 'bench-cold');
+    const run = cli(['bench', '--shapes', '2,77,64', '--impl', 'lean-loop', '--repeats', '2', '--budget-s', '10', '--no-torch', '--out', out, '-q'], {
+      MESA_SHADER_CACHE_DISABLE: 'true',
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const base = join(out, listJson(out).replace(/\.json$/, ''));
+    const report = JSON.parse(readFileSync(`${base}.json`, 'utf8')) as { shapes: { cells: { id: string; ran: boolean; ms?: number; timing?: string; repeats?: number }[] }[] };
+    const cell = report.shapes[0]?.cells.find((c) => c.id === 'lean-loop');
+    expect(cell).toMatchObject({ ran: true, timing: 'steady', repeats: 2 });
+    expect(cell?.ms).toBeLessThan(1000);
+    expect(readFileSync(`${base}.md`, 'utf8')).toMatch(/This software adapter compiles a kernel at its first dispatch/);
+  }, 120_000);
 });
 
 function listJson(dirPath: string): string {

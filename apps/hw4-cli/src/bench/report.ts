@@ -140,6 +140,9 @@ export function benchMarkdown(report: BenchReport): string {
     'warm-up. TF = TFLOP/s, GF = GFLOP/s, counted as 4·B·N²·d. A rung whose first run is longer than half the per-cell budget',
     `keeps that run as its only sample; a CPU rung whose estimated time per run is over the budget (${report.budgetSeconds} s) is`,
     'skipped, with the estimate shown.',
+    ...(report.adapterReport?.isFallbackAdapter === true
+      ? ['This software adapter compiles a kernel at its first dispatch: a GPU rung whose check run is over half the budget', 'runs once more, and that run counts instead.']
+      : []),
     '',
     '### Time and throughput',
     '',
