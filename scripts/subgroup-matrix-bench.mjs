@@ -2,14 +2,15 @@
 // What subgroup matrices (Dawn's chromium-experimental-subgroup-matrix, f16 → f32, 16×16×16) deliver in a
 // FlashAttention-shaped loop, measured before a tensor-core rung is designed on them. One subgroup (32 invocations)
 // per workgroup owns 16 query rows; per tile of 64 keys at d = 64 it does 16 multiply-accumulates for S = Q Kᵀ and
-// 16 for O += P V, every operand loaded from workgroup memory. Two variants:
+// 16 for O += P V, every operand loaded from workgroup memory, whose tiles have rows of `stride` elements (the
+// command-line arguments; 64 is unpadded). Besides `resident` (operands in registers), two variants per stride:
 //   mma: S stays in registers and P is a fixed matrix (the loads are loop-invariant, so the compiler may keep them
 //        in registers): close to the matrix units' own rate;
 //   fa:  S goes to workgroup memory, the 32 invocations turn it into P = 2^(S − 1) in f16, and P comes back as a
 //        left matrix: the round trip a plain f16 FlashAttention tile needs for its softmax.
 // Needs a GPU with the feature (an H100 through Dawn with allow_unsafe_apis and vulkan_enable_f16_on_nvidia); prints
 // the adapter's subgroup-matrix configurations and TFLOP/s (2·16·16·16 flops per multiply-accumulate, best of 5).
-// Usage: npm run bundle && cp scripts/subgroup-matrix-bench.mjs bundle/hw4-cli/ && node bundle/hw4-cli/subgroup-matrix-bench.mjs
+// Usage: npm run bundle && cp scripts/subgroup-matrix-bench.mjs bundle/hw4-cli/ && node bundle/hw4-cli/subgroup-matrix-bench.mjs [stride ...]
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
@@ -26,22 +27,31 @@ if (!adapter || missing.length > 0) {
 const configs = adapter.info.subgroupMatrixConfigs ?? [];
 const describe = (c) => `${c.componentType}→${c.resultComponentType} ${c.M}×${c.N}×${c.K}`;
 console.log(`adapter: ${adapter.info.vendor} ${adapter.info.device}; subgroup matrices: ${configs.map(describe).join(', ') || 'not listed'}`);
-const device = await adapter.requestDevice({ requiredFeatures: FEATURES });
+const device = await adapter.requestDevice({
+  requiredFeatures: FEATURES,
+  requiredLimits: { maxComputeWorkgroupStorageSize: adapter.limits.maxComputeWorkgroupStorageSize },
+});
 
 const TILES = 512;
 const WORKGROUPS = 132 * 64;
-const load = (type, array, offset, major) => `subgroupMatrixLoad<${type}, ${major}>(&${array}, ${offset}, 64u)`;
-const sBlock = (n, k) => load('R', 'Kt', `${n}u * 16u * 64u + 16u * ${k}`, 'col_major');
-const vBlock = (n, k) => load('R', 'Kt', `(16u * ${k}) * 64u + ${16 * n}u`, 'row_major');
+/**
+ * Row strides of the workgroup tiles, in elements (command-line arguments; default 64 72). At 64 f16 (128 bytes) every
+ * row of a 16×16 fragment starts in the same bank; 72 (144 bytes) moves each row 4 banks on, so 8 rows cover all 32.
+ */
+const STRIDES = process.argv.slice(2).map(Number).filter((n) => Number.isInteger(n) && n >= 64 && n % 8 === 0);
+if (STRIDES.length === 0) STRIDES.push(64, 72);
 
-function kernel(variant) {
+function kernel(variant, S = 64) {
+  const load = (type, array, offset, major) => `subgroupMatrixLoad<${type}, ${major}>(&${array}, ${offset}, ${S}u)`;
+  const sBlock = (n, k) => load('R', 'Kt', `${n}u * 16u * ${S}u + 16u * ${k}`, 'col_major');
+  const vBlock = (n, k) => load('R', 'Kt', `(16u * ${k}) * ${S}u + ${16 * n}u`, 'row_major');
   const roundTrip = `
-    subgroupMatrixStore<row_major>(&Sf, 0u, s0, 64u);
-    subgroupMatrixStore<row_major>(&Sf, 16u, s1, 64u);
-    subgroupMatrixStore<row_major>(&Sf, 32u, s2, 64u);
-    subgroupMatrixStore<row_major>(&Sf, 48u, s3, 64u);
+    subgroupMatrixStore<row_major>(&Sf, 0u, s0, ${S}u);
+    subgroupMatrixStore<row_major>(&Sf, 16u, s1, ${S}u);
+    subgroupMatrixStore<row_major>(&Sf, 32u, s2, ${S}u);
+    subgroupMatrixStore<row_major>(&Sf, 48u, s3, ${S}u);
     workgroupBarrier();
-    for (var e = t; e < 16u * 64u; e += 32u) { Pt[e] = f16(exp2(Sf[e] - 1.0)); }
+    for (var e = t; e < 16u * ${S}u; e += 32u) { Pt[e] = f16(exp2(Sf[e] - 1.0)); }
     workgroupBarrier();`;
   const keep = `
     if (it == 0xffffffffu) {
@@ -57,15 +67,15 @@ alias L = subgroup_matrix_left<f16, 16, 16>;
 alias R = subgroup_matrix_right<f16, 16, 16>;
 alias A = subgroup_matrix_result<f32, 16, 16>;
 @group(0) @binding(0) var<storage, read_write> out: array<f32>;
-var<workgroup> Qt: array<f16, 16 * 64>;   // 16 query rows × d = 64
-var<workgroup> Kt: array<f16, 64 * 64>;   // 64 keys × d (also used as V)
-var<workgroup> Pt: array<f16, 16 * 64>;   // P: 16 rows × 64 keys
-var<workgroup> Sf: array<f32, 16 * 64>;   // S in f32
+var<workgroup> Qt: array<f16, 16 * ${S}>;   // 16 query rows × d = 64, rows ${S} apart
+var<workgroup> Kt: array<f16, 64 * ${S}>;   // 64 keys × d (also used as V)
+var<workgroup> Pt: array<f16, 16 * ${S}>;   // P: 16 rows × 64 keys
+var<workgroup> Sf: array<f32, 16 * ${S}>;   // S in f32
 @compute @workgroup_size(32)
 fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec3u) {
-  for (var e = t; e < 64u * 64u; e += 32u) {
+  for (var e = t; e < 64u * ${S}u; e += 32u) {
     Kt[e] = f16(f32(e % 5u) * 0.01);
-    if (e < 16u * 64u) {
+    if (e < 16u * ${S}u) {
       Qt[e] = f16(f32(e % 7u) * 0.01);
       Pt[e] = f16(f32(e % 3u) * 0.01);
     }
@@ -100,6 +110,8 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
 
 /** The same 32 multiply-accumulates per tile with every operand loaded into registers before the loop. */
 function residentKernel() {
+  const load = (type, array, offset, major) => `subgroupMatrixLoad<${type}, ${major}>(&${array}, ${offset}, 64u)`;
+  const sBlock = (n, k) => load('R', 'Kt', `${n}u * 16u * 64u + 16u * ${k}`, 'col_major');
   const lefts = [0, 1, 2, 3].map((k) => `  let q${k} = ${load('L', 'Qt', `${16 * k}u`, 'row_major')};`).join('\n');
   const rights = [0, 1, 2, 3].flatMap((n) => [0, 1, 2, 3].map((k) => `  let k${n}${k} = ${sBlock(n, `${k}u`)};`)).join('\n');
   const step = [0, 1, 2, 3].flatMap((n) => [0, 1, 2, 3].map((k) => `    s${n} = subgroupMatrixMultiplyAccumulate(q${k}, k${n}${k}, s${n});`)).join('\n');
@@ -109,10 +121,12 @@ function residentKernel() {
 
 const out = device.createBuffer({ size: WORKGROUPS * 1024 * 4, usage: GPUBufferUsage.STORAGE });
 const REPEATS = 6;
-for (const variant of ['resident', 'mma', 'fa']) {
-  const module = device.createShaderModule({ code: variant === 'resident' ? residentKernel() : kernel(variant) });
+const runs = [{ variant: 'resident', S: 64 }, ...STRIDES.flatMap((S) => ['mma', 'fa'].map((variant) => ({ variant, S })))];
+for (const { variant, S } of runs) {
+  const label = variant === 'resident' ? variant : `${variant}, stride ${S}`;
+  const module = device.createShaderModule({ code: variant === 'resident' ? residentKernel() : kernel(variant, S) });
   const error = (await module.getCompilationInfo()).messages.find((m) => m.type === 'error');
-  if (error) throw new Error(`${variant}: line ${error.lineNum}: ${error.message.split('\n')[0]}`);
+  if (error) throw new Error(`${label}: line ${error.lineNum}: ${error.message.split('\n')[0]}`);
   const pipeline = await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main' } });
   const group = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: out } }] });
   const querySet = device.createQuerySet({ type: 'timestamp', count: 2 * REPEATS });
@@ -136,7 +150,7 @@ for (const variant of ['resident', 'mma', 'fa']) {
   const ms = Array.from({ length: REPEATS - 1 }, (_, k) => Number(stamps[2 * k + 3] - stamps[2 * k + 2]) / 1e6);
   const flops = WORKGROUPS * TILES * 32 * 2 * 16 * 16 * 16;
   const best = Math.min(...ms);
-  console.log(`${variant}: ${ms.map((x) => x.toFixed(2)).join(' ')} ms, best ${(flops / best / 1e9).toFixed(1)} TFLOP/s`);
+  console.log(`${label}: ${ms.map((x) => x.toFixed(2)).join(' ')} ms, best ${(flops / best / 1e9).toFixed(1)} TFLOP/s`);
 }
 device.destroy();
 process.exit(0);
