@@ -3,7 +3,8 @@
 // FlashAttention-shaped loop, measured before a tensor-core rung is designed on them. One subgroup (32 invocations)
 // per workgroup owns 16 query rows; per tile of 64 keys at d = 64 it does 16 multiply-accumulates for S = Q Kᵀ and
 // 16 for O += P V, every operand loaded from workgroup memory, whose tiles have rows of `stride` elements (the
-// command-line arguments; 64 is unpadded). Besides `resident` (operands in registers), two variants per stride:
+// command-line arguments; 64 is unpadded). Besides `resident` (operands in registers), per stride: `mma` and `fa`
+// below with one subgroup per workgroup, and `mma` with four subgroups sharing the K tile:
 //   mma: S stays in registers and P is a fixed matrix (the loads are loop-invariant, so the compiler may keep them
 //        in registers): close to the matrix units' own rate;
 //   fa:  S goes to workgroup memory, the 32 invocations turn it into P = 2^(S − 1) in f16, and P comes back as a
@@ -41,7 +42,7 @@ const WORKGROUPS = 132 * 64;
 const STRIDES = process.argv.slice(2).map(Number).filter((n) => Number.isInteger(n) && n >= 64 && n % 8 === 0);
 if (STRIDES.length === 0) STRIDES.push(64, 72);
 
-function kernel(variant, S = 64) {
+function kernel(variant, S = 64, NSG = 1) {
   const load = (type, array, offset, major) => `subgroupMatrixLoad<${type}, ${major}>(&${array}, ${offset}, ${S}u)`;
   const sBlock = (n, k) => load('R', 'Kt', `${n}u * 16u * ${S}u + 16u * ${k}`, 'col_major');
   const vBlock = (n, k) => load('R', 'Kt', `(16u * ${k}) * ${S}u + ${16 * n}u`, 'row_major');
@@ -63,19 +64,20 @@ function kernel(variant, S = 64) {
   return `
 enable f16;
 enable chromium_experimental_subgroup_matrix;
+enable subgroups;
 alias L = subgroup_matrix_left<f16, 16, 16>;
 alias R = subgroup_matrix_right<f16, 16, 16>;
 alias A = subgroup_matrix_result<f32, 16, 16>;
 @group(0) @binding(0) var<storage, read_write> out: array<f32>;
-var<workgroup> Qt: array<f16, 16 * ${S}>;   // 16 query rows × d = 64, rows ${S} apart
+var<workgroup> Qt: array<f16, ${16 * NSG} * ${S}>;   // 16 query rows × d = 64 per subgroup, rows ${S} apart
 var<workgroup> Kt: array<f16, 64 * ${S}>;   // 64 keys × d (also used as V)
 var<workgroup> Pt: array<f16, 16 * ${S}>;   // P: 16 rows × 64 keys
 var<workgroup> Sf: array<f32, 16 * ${S}>;   // S in f32
-@compute @workgroup_size(32)
-fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec3u) {
-  for (var e = t; e < 64u * ${S}u; e += 32u) {
+@compute @workgroup_size(${32 * NSG})
+fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec3u${NSG > 1 ? ', @builtin(subgroup_id) sg: u32' : ''}) {${NSG > 1 ? '' : '\n  let sg = 0u;'}
+  for (var e = t; e < 64u * ${S}u; e += ${32 * NSG}u) {
     Kt[e] = f16(f32(e % 5u) * 0.01);
-    if (e < 16u * ${S}u) {
+    if (e < ${16 * NSG}u * ${S}u) {
       Qt[e] = f16(f32(e % 7u) * 0.01);
       Pt[e] = f16(f32(e % 3u) * 0.01);
     }
@@ -85,7 +87,7 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
   for (var it = 0u; it < ${TILES}u; it++) {
     var s0 = A(); var s1 = A(); var s2 = A(); var s3 = A();
     for (var k = 0u; k < 4u; k++) {
-      let q = ${load('L', 'Qt', '16u * k', 'row_major')};
+      let q = ${load('L', 'Qt', `sg * ${16 * S}u + 16u * k`, 'row_major')};
       s0 = subgroupMatrixMultiplyAccumulate(q, ${sBlock(0, 'k')}, s0);
       s1 = subgroupMatrixMultiplyAccumulate(q, ${sBlock(1, 'k')}, s1);
       s2 = subgroupMatrixMultiplyAccumulate(q, ${sBlock(2, 'k')}, s2);
@@ -100,7 +102,7 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
       o3 = subgroupMatrixMultiplyAccumulate(p, ${vBlock(3, 'k')}, o3);
     }
   }
-  let base = wid.x * 1024u;
+  let base = (wid.x * ${NSG}u + sg) * 1024u;
   subgroupMatrixStore<row_major>(&out, base, o0, 16u);
   subgroupMatrixStore<row_major>(&out, base + 256u, o1, 16u);
   subgroupMatrixStore<row_major>(&out, base + 512u, o2, 16u);
@@ -121,10 +123,19 @@ function residentKernel() {
 
 const out = device.createBuffer({ size: WORKGROUPS * 1024 * 4, usage: GPUBufferUsage.STORAGE });
 const REPEATS = 6;
-const runs = [{ variant: 'resident', S: 64 }, ...STRIDES.flatMap((S) => ['mma', 'fa'].map((variant) => ({ variant, S })))];
-for (const { variant, S } of runs) {
-  const label = variant === 'resident' ? variant : `${variant}, stride ${S}`;
-  const module = device.createShaderModule({ code: variant === 'resident' ? residentKernel() : kernel(variant, S) });
+// Each stride: mma and fa with one subgroup per workgroup, then mma with four subgroups sharing the K tile (each its
+// own 16 query rows, chosen by @builtin(subgroup_id), which WGSL accepts as uniform for the matrix builtins where
+// local_invocation_index / 32 is not), over a quarter of the workgroups: the same work.
+const runs = [
+  { label: 'resident', code: residentKernel(), workgroups: WORKGROUPS },
+  ...STRIDES.flatMap((S) => [
+    { label: `mma, stride ${S}`, code: kernel('mma', S), workgroups: WORKGROUPS },
+    { label: `fa, stride ${S}`, code: kernel('fa', S), workgroups: WORKGROUPS },
+    { label: `mma, stride ${S}, 4 subgroups per workgroup`, code: kernel('mma', S, 4), workgroups: WORKGROUPS / 4 },
+  ]),
+];
+for (const { label, code, workgroups } of runs) {
+  const module = device.createShaderModule({ code });
   const error = (await module.getCompilationInfo()).messages.find((m) => m.type === 'error');
   if (error) throw new Error(`${label}: line ${error.lineNum}: ${error.message.split('\n')[0]}`);
   const pipeline = await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main' } });
@@ -137,7 +148,7 @@ for (const { variant, S } of runs) {
     const pass = encoder.beginComputePass({ timestampWrites: { querySet, beginningOfPassWriteIndex: 2 * k, endOfPassWriteIndex: 2 * k + 1 } });
     pass.setPipeline(pipeline);
     pass.setBindGroup(0, group);
-    pass.dispatchWorkgroups(WORKGROUPS);
+    pass.dispatchWorkgroups(workgroups);
     pass.end();
   }
   encoder.resolveQuerySet(querySet, 0, 2 * REPEATS, resolved, 0);
