@@ -11,7 +11,7 @@ import code from './lean-loop.wgsl';
 export const LEAN_LOOP_KERNEL = { label: 'lean-loop.wgsl', code };
 
 /** lean-loop.wgsl: row-split's rows and register bounds; a step scores up to 16 keys, so Bc must be a multiple of 16. */
-export const LEAN_LOOP_LAYOUT: RowGroupLayout = { ...ROW_SPLIT_LAYOUT, keysPerStep: 16 };
+const LEAN_LOOP_LAYOUT: RowGroupLayout = { ...ROW_SPLIT_LAYOUT, keysPerStep: 16 };
 
 /** Keys per step of the inner loop (the kernel's KEYS): 16 where a row group is one invocation (no shuffles), else 8. */
 export function keysPerStep(H: number): number {
@@ -19,10 +19,18 @@ export function keysPerStep(H: number): number {
 }
 
 /** split-keys' plan (row-split's tiles, the key ranges, `combine`) with the kernel's KEYS. */
-export function leanLoopPlan(shape: Shape, tiles: RowSplitTiles): SinglePassPlan {
+function leanLoopPlan(shape: Shape, tiles: RowSplitTiles): SinglePassPlan {
   const keys = keysPerStep(tiles.H);
   const plan = splitKeysPlan(shape, tiles, LEAN_LOOP_LAYOUT);
   return { ...plan, constants: { ...plan.constants, KEYS: keys }, summary: `${plan.summary}, ${keys} keys per step` };
+}
+
+/** The plan of lean-loop.wgsl and of the kernels copied from it with the same layout (rung 22), or why d cannot run. */
+export function leanLoopPlanFor(shape: Shape, gpu: GpuContext): SinglePassPlan | string {
+  const head = gpuHeadSizeSupport(shape);
+  if (head !== true) return head;
+  const tiles = rowGroupTilesFor(shape, gpu, LEAN_LOOP_LAYOUT, rowSplitTiles);
+  return typeof tiles === 'string' ? tiles : leanLoopPlan(shape, tiles);
 }
 
 export const leanLoop = singlePassRung({
@@ -34,10 +42,5 @@ export const leanLoop = singlePassRung({
   builtOn: 'split-keys',
   requires: ['subgroups'],
   kernel: LEAN_LOOP_KERNEL,
-  plan: (shape: Shape, gpu: GpuContext) => {
-    const head = gpuHeadSizeSupport(shape);
-    if (head !== true) return head;
-    const tiles = rowGroupTilesFor(shape, gpu, LEAN_LOOP_LAYOUT, rowSplitTiles);
-    return typeof tiles === 'string' ? tiles : leanLoopPlan(shape, tiles);
-  },
+  plan: leanLoopPlanFor,
 });

@@ -3,10 +3,8 @@
  * that share them (split-softmax.wgsl): one shuffle level sums and splits the scores, each invocation exponentiates
  * one row, and a second shuffle returns the other row's P̃. Same tiles, key ranges and plan as lean-loop.
  */
-import type { Shape } from '@fa/io';
-import { gpuHeadSizeSupport, singlePassRung, type GpuContext } from '@fa/core';
-import { rowGroupTilesFor, rowSplitTiles } from '../18-row-split/row-split.js';
-import { LEAN_LOOP_LAYOUT, leanLoopPlan } from '../20-lean-loop/lean-loop.js';
+import { singlePassRung } from '@fa/core';
+import { leanLoopPlanFor } from '../20-lean-loop/lean-loop.js';
 import code from './split-softmax.wgsl';
 
 export const SPLIT_SOFTMAX_KERNEL = { label: 'split-softmax.wgsl', code };
@@ -20,10 +18,5 @@ export const splitSoftmax = singlePassRung({
   builtOn: 'lean-loop',
   requires: ['subgroups'],
   kernel: SPLIT_SOFTMAX_KERNEL,
-  plan: (shape: Shape, gpu: GpuContext) => {
-    const head = gpuHeadSizeSupport(shape);
-    if (head !== true) return head;
-    const tiles = rowGroupTilesFor(shape, gpu, LEAN_LOOP_LAYOUT, rowSplitTiles);
-    return typeof tiles === 'string' ? tiles : leanLoopPlan(shape, tiles);
-  },
+  plan: leanLoopPlanFor,
 });
