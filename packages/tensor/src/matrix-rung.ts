@@ -1,7 +1,8 @@
 /**
  * The host of the tensor-core rungs: two dispatches in one compute pass. `convert` writes Q·log2(e)/√d, K and V of
  * each batch into an f16 scratch buffer (`qkv16`, rows padded to a multiple of 64 with zeros, so every 16×16 fragment
- * load stays inside its batch); `main` runs one subgroup of 32 invocations per workgroup on Br = 16·RQ query rows.
+ * load stays inside its batch); `main` runs the rung's plan: in rungs 16-17 one subgroup of 32 invocations per
+ * workgroup on Br = 16·RQ query rows (`matrixPlan`), in rung 23 NSG subgroups of 16 rows each.
  */
 import { formatBytes, type Shape } from '@fa/io';
 import {
@@ -41,15 +42,29 @@ export interface MatrixRungSpec {
   /** f16 copies of each of Q, K, V in the scratch buffer: 1 (rounded) or 2 (high and low parts). */
   parts: 1 | 2;
   reducedPrecision?: 'f16';
+  /** How `main` covers a shape within `workgroupLimit` bytes of workgroup memory; rungs 16-17's `matrixPlan` if absent. */
+  plan?: (shape: Shape, workgroupLimit: number) => MatrixPlan;
+  /**
+   * How `main` reads the scratch buffer: as `qkv16` (array<f16>, the matrix loads of rungs 16-17) or as `qkv16v`
+   * (array<vec4<u32>>, read-only: the same buffer, 8 f16 per element, for the vector copies of rung 23).
+   */
+  mainReads?: 'qkv16' | 'qkv16v';
 }
 
 export interface MatrixPlan {
-  /** Query fragments (16 rows each) per workgroup. */
-  RQ: number;
-  /** Workgroup memory of `main`: Sf, the P̃ tile(s), rowScale, flag. */
+  /** Override constants of `main` besides D. */
+  overrides: Record<string, number>;
+  /** Query rows per workgroup of `main`. */
+  rowsPerWorkgroup: number;
+  /** Workgroup memory of `main`. */
   workgroupBytes: number;
   /** Rows of each matrix in the scratch buffer. */
   NP: number;
+}
+
+/** Rows of each matrix in the scratch buffer: N rounded up to a multiple of MATRIX_BC. */
+export function scratchRows(N: number): number {
+  return Math.ceil(N / MATRIX_BC) * MATRIX_BC;
 }
 
 interface SubgroupMatrixConfig {
@@ -91,11 +106,15 @@ export function matrixWorkgroupBytes(RQ: number, d: number, parts: 1 | 2): numbe
  * that the registers allow (`matrixRowFragments`); fewer where they do not fit `workgroupLimit` bytes of workgroup
  * memory (the H100's 48 KiB fits all).
  */
-export function matrixPlan({ B, N, d }: Shape, parts: 1 | 2, workgroupLimit = Number.POSITIVE_INFINITY): MatrixPlan {
+export function matrixPlan({ B, N, d }: Shape, parts: 1 | 2, workgroupLimit = Number.POSITIVE_INFINITY): MatrixPlan & { RQ: number } {
   const longLoops = N >= ONE_FRAGMENT_MIN_N && B * Math.ceil(N / 16) >= ONE_FRAGMENT_WORKGROUPS;
   let RQ = longLoops ? 1 : matrixRowFragments(d);
   while (RQ > 1 && matrixWorkgroupBytes(RQ, d, parts) > workgroupLimit) RQ /= 2;
-  return { RQ, workgroupBytes: matrixWorkgroupBytes(RQ, d, parts), NP: Math.ceil(N / MATRIX_BC) * MATRIX_BC };
+  return { RQ, overrides: { RQ }, rowsPerWorkgroup: 16 * RQ, workgroupBytes: matrixWorkgroupBytes(RQ, d, parts), NP: scratchRows(N) };
+}
+
+function planOf(spec: MatrixRungSpec, shape: Shape, workgroupLimit: number): MatrixPlan {
+  return spec.plan ? spec.plan(shape, workgroupLimit) : matrixPlan(shape, spec.parts, workgroupLimit);
 }
 
 /** Why this adapter cannot run the tensor-core rungs at all, or undefined when it can. */
@@ -113,14 +132,14 @@ export function matrixUnavailable(gpu: GpuContext): string | undefined {
 }
 
 /** Whether a tensor-core rung can run `shape` here: true, or why not. */
-export function matrixSupport(shape: Shape, env: RunEnv, parts: 1 | 2): true | string {
+export function matrixSupport(shape: Shape, env: RunEnv, spec: MatrixRungSpec): true | string {
   if (!env.gpu) return env.gpuUnavailableReason ?? 'needs a GPU';
   const unavailable = matrixUnavailable(env.gpu);
   if (unavailable) return unavailable;
   if (shape.d % 16 !== 0) return `d = ${shape.d} is not a multiple of 16 (the matrix fragments are 16 wide)`;
   if (shape.d > MATRIX_MAX_HEAD_SIZE) return `d = ${shape.d} is above this rung's maximum head size ${MATRIX_MAX_HEAD_SIZE}`;
   const limit = env.gpu.report.limits.maxComputeWorkgroupStorageSize;
-  const { workgroupBytes } = matrixPlan(shape, parts, limit);
+  const { workgroupBytes } = planOf(spec, shape, limit);
   if (workgroupBytes > limit) return `d = ${shape.d} needs ${formatBytes(workgroupBytes)} of workgroup memory, over this GPU's ${formatBytes(limit)}`;
   return true;
 }
@@ -129,18 +148,19 @@ export function matrixSupport(shape: Shape, env: RunEnv, parts: 1 | 2): true | s
 export async function matrixKernel(spec: MatrixRungSpec, gpu: GpuContext, shape: Shape): Promise<AttentionKernel> {
   const { device } = gpu;
   const { N, d } = shape;
-  const { RQ, NP } = matrixPlan(shape, spec.parts, gpu.report.limits.maxComputeWorkgroupStorageSize);
-  const BR = 16 * RQ;
-  const Tr = Math.ceil(N / BR);
+  const { overrides, rowsPerWorkgroup, NP } = planOf(spec, shape, gpu.report.limits.maxComputeWorkgroupStorageSize);
+  const Tr = Math.ceil(N / rowsPerWorkgroup);
   const uniforms = (batches: number) => ({ N, NP, batches, scaleLog2: Math.LOG2E / Math.sqrt(d) });
   const fields = checkUniforms(spec.id, spec.kernel, uniforms(1));
-  checkBindings(spec.id, spec.kernel, ['qkv', 'O', 'params', 'qkv16']);
-  const pipelines = await checked(gpu, `compiling ${spec.id} (RQ = ${RQ}, d = ${d})`, async () => ({
+  const mainReads = spec.mainReads ?? 'qkv16';
+  checkBindings(spec.id, spec.kernel, ['qkv', 'O', 'params', 'qkv16', ...(mainReads === 'qkv16' ? [] : [mainReads])]);
+  const described = Object.entries(overrides).map(([key, value]) => `${key} = ${value}, `).join('');
+  const pipelines = await checked(gpu, `compiling ${spec.id} (${described}d = ${d})`, async () => ({
     ...(await computePipelines(gpu, spec.kernel, ['convert'], { D: d })),
-    ...(await computePipelines(gpu, spec.kernel, ['main'], { D: d, RQ })),
+    ...(await computePipelines(gpu, spec.kernel, ['main'], { D: d, ...overrides })),
   }));
   const bindings = kernelBindings(spec.kernel.code);
-  const used = { convert: ['qkv', 'params', 'qkv16'], main: ['O', 'params', 'qkv16'] } as const;
+  const used = { convert: ['qkv', 'params', 'qkv16'], main: ['O', 'params', mainReads] } as const;
   return {
       scratchBytesPerBatch: { qkv16: 3 * spec.parts * NP * d * 2 },
       bind(buffers: AttentionBuffers): KernelEncoder {
@@ -150,6 +170,7 @@ export async function matrixKernel(spec: MatrixRungSpec, gpu: GpuContext, shape:
           usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
         });
         const resources: Record<string, GPUBuffer> = { qkv: buffers.qkv, O: buffers.O, params, ...buffers.scratch };
+        resources.qkv16v = resources.qkv16 as GPUBuffer;
         const groupOf = (entry: keyof typeof used) =>
           device.createBindGroup({
             label: `${spec.id} ${entry}`,
@@ -187,7 +208,7 @@ export async function matrixKernel(spec: MatrixRungSpec, gpu: GpuContext, shape:
 
 /** The GPU of `env` when the rung can run `shape` there; otherwise the reason, thrown. */
 function gpuFor(spec: MatrixRungSpec, env: RunEnv, shape: Shape): GpuContext {
-  const allowed = matrixSupport(shape, env, spec.parts);
+  const allowed = matrixSupport(shape, env, spec);
   if (allowed !== true || !env.gpu) throw new UnsupportedShapeError(`${spec.id}: ${allowed === true ? 'needs a GPU' : allowed}`);
   return env.gpu;
 }
@@ -204,7 +225,7 @@ export function matrixRung(spec: MatrixRungSpec): RungDefinition {
     // Every operand is stored as f16 (high and low parts too): values past 65504 overflow.
     reducedRange: 'f16',
     kernels: [spec.kernel],
-    supports: (shape, env) => matrixSupport(shape, env, spec.parts),
+    supports: (shape, env) => matrixSupport(shape, env, spec),
     prepare: async (env, shape, options) => {
       const gpu = gpuFor(spec, env, shape);
       return prepareAttentionRunner(gpu, shape, spec.id, await matrixKernel(spec, gpu, shape), options);

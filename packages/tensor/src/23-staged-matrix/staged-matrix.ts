@@ -1,0 +1,43 @@
+/**
+ * Rung 23, staged-matrix: rung 17's compensated products with K_j and V_j staged once per workgroup in padded
+ * workgroup memory for NSG subgroups of 16 query rows each, and the softmax and O kept by invocation pairs per row
+ * (staged-matrix.wgsl).
+ */
+import type { Shape } from '@fa/io';
+import { matrixRung, scratchRows, type MatrixPlan } from '../matrix-rung.js';
+import code from './staged-matrix.wgsl';
+
+export const STAGED_MATRIX_KERNEL = { label: 'staged-matrix.wgsl', code };
+
+/** Keys per tile (BC in the kernel). */
+const STAGED_BC = 32;
+/** Most subgroups per workgroup: four measured best in the subgroup-matrix microbenchmark (2: 40, 1: 45, 4: 73 TFLOP/s). */
+const STAGED_MAX_SUBGROUPS = 4;
+
+/**
+ * Workgroup memory of `main` with NSG subgroups at head size d: the K and V tiles' high and low parts (BC rows of
+ * d + 8 f16), per subgroup an S / P̃V_j tile (16 rows of max(BC, d) + 4 f32) and two P̃ tiles (16 rows of BC + 8 f16).
+ */
+export function stagedWorkgroupBytes(NSG: number, d: number): number {
+  const tiles = 4 * STAGED_BC * (d + 8) * 2;
+  const scores = 16 * NSG * (Math.max(STAGED_BC, d) + 4) * 4;
+  const probabilities = 2 * 16 * NSG * (STAGED_BC + 8) * 2;
+  return tiles + scores + probabilities;
+}
+
+/** As many subgroups per workgroup as fit `workgroupLimit` (four at d ≤ 64 in the H100's 48 KiB, one at d = 128). */
+export function stagedPlan({ N, d }: Shape, workgroupLimit: number): MatrixPlan {
+  let NSG = STAGED_MAX_SUBGROUPS;
+  while (NSG > 1 && stagedWorkgroupBytes(NSG, d) > workgroupLimit) NSG /= 2;
+  return { overrides: { NSG }, rowsPerWorkgroup: 16 * NSG, workgroupBytes: stagedWorkgroupBytes(NSG, d), NP: scratchRows(N) };
+}
+
+export const stagedMatrix = matrixRung({
+  id: 'staged-matrix',
+  title: 'GPU, tensor cores with error compensation, K_j and V_j staged once per workgroup for four subgroups, softmax by row pairs',
+  delta: "Rung 17's three products per multiply, with the K and V tiles copied once into padded workgroup memory and shared by four subgroups, and each query row's softmax and O kept by two invocations.",
+  kernel: STAGED_MATRIX_KERNEL,
+  parts: 2,
+  plan: stagedPlan,
+  mainReads: 'qkv16v',
+});
