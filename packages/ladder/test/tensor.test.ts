@@ -1,13 +1,13 @@
 /**
- * The tensor-core rungs (16 `f16-matrix`, 17 `compensated-matrix`). Where the GPU has f16 subgroup matrices: both
- * against the float64 oracle on awkward shapes. Where it has not (lavapipe): they decline with a reason naming the
+ * The tensor-core rungs (16 `f16-matrix`, 17 `compensated-matrix`, 23 `staged-matrix`). Where the GPU has f16
+ * subgroup matrices: each against the float64 oracle on awkward shapes. Where it has not (lavapipe): they decline with a reason naming the
  * missing feature. Everywhere: the automatic choice never picks them, also on pretend adapters that have everything.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { canRun, runAll, type Rung, type RunEnv } from '@fa/core';
 import { compareOutputs, generateInput, type Shape } from '@fa/io';
 import { attentionOracle } from '@fa/reference';
-import { matrixPlan, SUBGROUP_MATRIX_FEATURE } from '@fa/tensor';
+import { matrixPlan, stagedPlan, stagedWorkgroupBytes, SUBGROUP_MATRIX_FEATURE } from '@fa/tensor';
 import { CHOICE_TABLE, chooseRung, findRung, LADDER, plainF16Attention } from '../src/index.js';
 import { conformanceEnv } from './gpu-env.js';
 import { pretendEnv as pretendGpu, type PretendReport } from './pretend-gpu.js';
@@ -19,7 +19,8 @@ afterAll(() => {
 
 const f16Matrix = findRung('f16-matrix') as Rung;
 const compensated = findRung('compensated-matrix') as Rung;
-const TENSOR_IDS = ['f16-matrix', 'compensated-matrix'];
+const staged = findRung('staged-matrix') as Rung;
+const TENSOR_IDS = ['f16-matrix', 'compensated-matrix', 'staged-matrix'];
 
 /** Why the tensor rungs cannot run here (a small ordinary shape), or undefined where they can. */
 const probe = canRun(compensated, { B: 1, N: 64, d: 64 }, env);
@@ -59,6 +60,11 @@ describe.skipIf(missing !== undefined)(`the tensor-core rungs on uniform ±3 dat
     expect(rung.maxAbsError, `max ${rung.maxAbsError}, mean ${rung.meanAbsError}`).toBeLessThanOrEqual(1e-4);
   });
 
+  it.each(SHAPES.map((shape) => ({ shape, label: name(shape) })))('staged-matrix is within 1e-4 of the oracle, $label', async ({ shape }) => {
+    const { rung } = await errorOf(staged, shape);
+    expect(rung.maxAbsError, `max ${rung.maxAbsError}, mean ${rung.meanAbsError}`).toBeLessThanOrEqual(1e-4);
+  });
+
   it.each(SHAPES.map((shape) => ({ shape, label: name(shape) })))('f16-matrix is within 2× a plain f16 computation, $label', async ({ shape }) => {
     const { rung, plainF16 } = await errorOf(f16Matrix, shape);
     expect(rung.maxAbsError, `max ${rung.maxAbsError}; plain f16 ${plainF16.maxAbsError}`).toBeLessThanOrEqual(Math.max(2 * plainF16.maxAbsError, 1e-6));
@@ -67,8 +73,8 @@ describe.skipIf(missing !== undefined)(`the tensor-core rungs on uniform ±3 dat
 
 describe('where the GPU has no subgroup matrices', () => {
   const noMatrices = env.gpu === undefined || env.gpu.device.features.has(SUBGROUP_MATRIX_FEATURE);
-  it.skipIf(noMatrices)('both rungs decline every shape with a one-line reason naming the missing feature', () => {
-    for (const rung of [f16Matrix, compensated]) {
+  it.skipIf(noMatrices)('every tensor-core rung declines every shape with a one-line reason naming the missing feature', () => {
+    for (const rung of [f16Matrix, compensated, staged]) {
       for (const shape of SHAPES) {
         const reason = canRun(rung, shape, env);
         expect(reason).toEqual(expect.stringContaining(SUBGROUP_MATRIX_FEATURE));
@@ -89,6 +95,7 @@ describe('the automatic choice', () => {
     const h100 = pretendEnv({});
     expect(canRun(compensated, { B: 1, N: 64, d: 64 }, h100)).toBe(true);
     expect(canRun(f16Matrix, { B: 1, N: 64, d: 64 }, h100)).toBe(true);
+    expect(canRun(staged, { B: 1, N: 64, d: 64 }, h100)).toBe(true);
     for (const shape of shapes) {
       expect(TENSOR_IDS).not.toContain(chooseRung(shape, h100, LADDER).rung.id);
       expect(TENSOR_IDS).not.toContain(chooseRung(shape, h100, LADDER, []).rung.id);
@@ -110,6 +117,20 @@ describe('the reasons a GPU with subgroup matrices gives', () => {
   it('uses fewer query fragments where workgroup memory is small, and declines only when one fragment does not fit', () => {
     expect(canRun(compensated, { B: 1, N: 64, d: 32 }, pretendEnv({ limits: { maxComputeWorkgroupStorageSize: 32768 } }))).toBe(true);
     expect(canRun(compensated, { B: 1, N: 64, d: 128 }, pretendEnv({ limits: { maxComputeWorkgroupStorageSize: 8192 } }))).toMatch(/needs .* of workgroup memory, over this GPU's 8\.00 KiB/);
+  });
+});
+
+describe('the plan of staged-matrix', () => {
+  it('shares each key tile among four subgroups where 48 KiB allows, fewer at large head sizes', () => {
+    const nsg = (d: number, limit = 49152) => stagedPlan({ B: 1, N: 77, d }, limit).overrides.NSG;
+    expect([16, 32, 48, 64, 80, 96, 112, 128].map((d) => nsg(d))).toEqual([4, 4, 4, 4, 2, 2, 1, 1]);
+    expect(stagedPlan({ B: 1, N: 77, d: 64 }, 49152)).toMatchObject({ rowsPerWorkgroup: 64, NP: 128, workgroupBytes: stagedWorkgroupBytes(4, 64) });
+    expect(stagedWorkgroupBytes(4, 64)).toBe(46080);
+    expect(nsg(64, 32768)).toBe(2);
+  });
+
+  it('declines with the bytes it needs where even one subgroup does not fit', () => {
+    expect(canRun(staged, { B: 1, N: 64, d: 128 }, pretendEnv({ limits: { maxComputeWorkgroupStorageSize: 32768 } }))).toMatch(/d = 128 needs 44\.8 KiB of workgroup memory, over this GPU's 32/);
   });
 });
 

@@ -11,8 +11,8 @@
 //    16 rows then start in different banks), once for all NSG · 16 rows.
 // 2. The copy is plain vector loads of 8 f16 (the scratch buffer read as vec4<u32>), issued at the top of the
 //    previous tile and written to workgroup memory after it. Copying with subgroupMatrixLoad from the storage buffer
-//    and subgroupMatrixStore cost more than all the rest of the loop (7.7 ms at 100×2048×64 against 2.7 without any
-//    copy); the vector copy costs 0.13 ms of that.
+//    and subgroupMatrixStore cost more than all the rest of the loop (7.7 ms at 100×2048×64 against 2.9 without any
+//    copy); the vector copy takes that to 3.2 ms.
 // 3. Invocation `lane` of a subgroup owns row r = lane / 2 of its 16 rows and every other column (h = lane % 2) of
 //    S and of O: the row's maximum and sum need one shuffle, its rescale factor is the invocation's own, and O's 16 · D
 //    values live in registers, D / 2 per invocation. Columns rotate by one pair for rows 8-15 so that a read of the
@@ -182,10 +182,17 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
 
     // The next tile's first PF vectors per invocation are read now and written to KV after this tile: their
     // latency hides behind this tile's work.
+    // (Written out here: the same copy through tileVector, tileSlot and put8 measured 3.95 against 3.20 ms at
+    // 100×2048×64.)
     let more = j + 1u < Tc;
     var next: array<vec4<u32>, PF_MAX>;
     if (more) {
-      for (var u = 0u; u < PF; u++) { next[u] = tileVector(kv0, j + 1u, t + WG * u); }
+      for (var u = 0u; u < PF; u++) {
+        let e = t + WG * u;
+        let part = e / (BC * D8);
+        let row = (e / D8) % BC;
+        next[u] = qkv16v[kv0 + (part * params.NP + (j + 1u) * BC + row) * D8 + e % D8];
+      }
     }
 
     // S = Q_i K_jᵀ for this subgroup's 16 rows, the three products from the smallest up.
@@ -246,7 +253,23 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
 
     // Tile j + 1 into KV (the vectors past PF · WG, at d > 64, are read here), then O = α · O + P̃ V_j in f32 registers.
     if (more) {
-      for (var u = 0u; u < PF; u++) { put8(tileSlot(t + WG * u), next[u]); }
+      for (var u = 0u; u < PF; u++) {
+        let e = t + WG * u;
+        let at = (e / (BC * D8)) * KT + ((e / D8) % BC) * KS + 8u * (e % D8);
+        let w = next[u];
+        let a = bitcast<vec2<f16>>(w.x);
+        let b = bitcast<vec2<f16>>(w.y);
+        let c = bitcast<vec2<f16>>(w.z);
+        let d = bitcast<vec2<f16>>(w.w);
+        KV[at] = a.x;
+        KV[at + 1u] = a.y;
+        KV[at + 2u] = b.x;
+        KV[at + 3u] = b.y;
+        KV[at + 4u] = c.x;
+        KV[at + 5u] = c.y;
+        KV[at + 6u] = d.x;
+        KV[at + 7u] = d.y;
+      }
       for (var e = t + WG * PF; e < TILE_VEC; e += WG) { put8(tileSlot(e), tileVector(kv0, j + 1u, e)); }
     }
     for (var k = 0u; k < D / 2u; k++) {
