@@ -2,7 +2,8 @@
 // Writes packages/ladder/src/choice-table.ts, the automatic choice's table, from the bench's JSON files
 // (docs/bench/<adapter>.json, written by `hw4-cli bench`): per adapter and shape class, the rungs whose output passed
 // the bench's check, fastest first. Software adapters are left out (hw4-cli uses the CPU rungs there), and so are rungs
-// with f16 operands (`reducedPrecision`, `reducedRange`), which hw4-cli runs only when named.
+// whose f16 operands may miss the contract (`reducedPrecision`), which hw4-cli runs only when named. Rungs of f16
+// range but fp32-grade accuracy (`reducedRange`) are ranked; hw4-cli moves inputs beyond f16's range off them.
 // Usage: npm run build && node scripts/choice-table.mjs [docs/bench]
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,16 +13,30 @@ const root = new URL('..', import.meta.url).pathname;
 const dir = process.argv[2] ?? join(root, 'docs', 'bench');
 const name = (s) => `${s.B}×${s.N}×${s.d}`;
 const ms = (x) => (x < 10 ? x.toFixed(3) : x.toFixed(1));
-const automatic = new Set(LADDER.filter((r) => r.reducedPrecision === undefined && r.reducedRange === undefined).map((r) => r.id));
+const automatic = new Set(LADDER.filter((r) => r.reducedPrecision === undefined).map((r) => r.id));
 
-/** Rungs that ran at every shape of `shapes`, ranked by their time relative to the fastest, summed over the shapes. */
+/**
+ * Rungs that ran at every shape of `shapes` they can run (a cell marked `unsupported` excuses a shape: the automatic
+ * choice skips the rung there anyway) and at one at least, ranked by their time relative to the fastest at each shape,
+ * averaged over the shapes they ran.
+ */
 function rank(shapes, label) {
   const ran = shapes.map((s) => s.cells.filter((c) => automatic.has(c.id) && c.ran && c.ms !== undefined && c.maxError !== undefined && c.maxError <= 5e-3));
-  const ids = [...new Set(ran.flat().map((c) => c.id))].filter((id) => ran.every((cells) => cells.some((c) => c.id === id)));
-  const score = (id) => ran.reduce((sum, cells) => sum + cells.find((c) => c.id === id).ms / Math.min(...cells.map((c) => c.ms)), 0);
+  const excused = (k, id) => shapes[k].cells.some((c) => c.id === id && c.unsupported === true);
+  const ids = [...new Set(ran.flat().map((c) => c.id))].filter((id) => ran.every((cells, k) => excused(k, id) || cells.some((c) => c.id === id)));
+  const score = (id) => {
+    const relative = ran.flatMap((cells) => {
+      const cell = cells.find((c) => c.id === id);
+      return cell ? [cell.ms / Math.min(...cells.map((c) => c.ms))] : [];
+    });
+    return relative.reduce((sum, r) => sum + r, 0) / relative.length;
+  };
   const ranking = ids.sort((a, b) => score(a) - score(b));
   const evidence = shapes
-    .map((s, k) => `${name(s.shape)}: ${ranking.slice(0, 2).map((id) => `${id} ${ms(ran[k].find((c) => c.id === id).ms)} ms`).join(', ')}`)
+    .map((s, k) => {
+      const firstTwo = ranking.flatMap((id) => ran[k].filter((c) => c.id === id)).slice(0, 2);
+      return `${name(s.shape)}: ${firstTwo.map((c) => `${c.id} ${ms(c.ms)} ms`).join(', ')}`;
+    })
     .join('; ');
   return { shapeClass: label, ranking, evidence };
 }

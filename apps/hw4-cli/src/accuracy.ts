@@ -85,6 +85,11 @@ export interface AccuracyPolicy {
   tolerance: number;
   /** The accurate rung the default run falls back to. */
   accurate: Rung;
+  /**
+   * For a default run on a rung of f16 range (`reducedRange`): the fastest rung without that limit, which takes the
+   * chunks whose values may leave the range (the float64 `accurate` rung when absent).
+   */
+  fullRange?: Rung;
 }
 
 /**
@@ -95,6 +100,10 @@ export function chooseForAccuracy(policy: AccuracyPolicy, risk: Fp32Risk): Accur
   const { chosen, tolerance } = policy;
   if (chosen.reducedRange !== undefined && risk.f16Overflow) {
     const why = `this input's values may exceed f16's range (Q·log2(e)/√d, K or V beyond ${F16_MAX})`;
+    if (!policy.named && policy.fullRange !== undefined && policy.fullRange.reducedRange === undefined) {
+      const next = chooseForAccuracy({ ...policy, chosen: policy.fullRange, fullRange: undefined }, risk);
+      return next.rung === policy.fullRange ? { rung: next.rung, note: `hw4-cli: note: ${why}; computing with ${next.rung.id}` } : next;
+    }
     if (!policy.named) return { rung: policy.accurate, note: `hw4-cli: note: ${why}; computing with the float64 ${policy.accurate.id} rung` };
     throw new ExitError(
       `rung ${chosen.id} keeps its operands as f16, and ${why}; use --impl ${policy.accurate.id} (float64) or a float32 rung; no output was written`,

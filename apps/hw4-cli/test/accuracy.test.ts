@@ -69,5 +69,18 @@ describe('accuracy routing (defect 2)', () => {
     expect(fp32Risk([{ ...base, maxQNorm: 3e5 }], shape).f16Overflow).toBe(true);
     // A float32 rung does not care about f16's range.
     expect(chooseForAccuracy(policy(true), beyond)).toEqual({ rung: fp32 });
+    // A default run on an f16-range rung hands such chunks to the fastest full-range rung, not to float64.
+    expect(chooseForAccuracy({ ...policy(false), chosen: f16, fullRange: fp32 }, beyond)).toEqual({
+      rung: fp32,
+      note: expect.stringMatching(/^hw4-cli: note: this input's values may exceed f16's range .*; computing with some-gpu-rung$/) as unknown,
+    });
+    expect(chooseForAccuracy({ ...policy(false), chosen: f16, fullRange: fp32 }, inRange)).toEqual({ rung: f16 });
+  });
+
+  it('sends chunks beyond f16 that are also beyond the float32 tolerance from an f16-range rung to the float64 rung', () => {
+    const f16 = { ...fp32, id: 'some-f16-rung', reducedRange: 'f16' } as Rung;
+    const large = risk('large', shape);
+    const both = { ...large, f16Overflow: true };
+    expect(chooseForAccuracy({ ...policy(false), chosen: f16, fullRange: fp32 }, both)).toMatchObject({ rung: cpu, note: expect.stringMatching(/large values.*float64 cpu rung$/) as unknown });
   });
 });

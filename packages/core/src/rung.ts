@@ -43,8 +43,9 @@ export interface RungDefinition {
   readonly reducedPrecision?: 'f16';
   /**
    * Set when the rung keeps its operands in a format of narrower range than float32 (f16: finite only up to 65504),
-   * even where it reaches float32 accuracy: an input beyond that range overflows. The automatic choice never picks
-   * it, and hw4-cli refuses to run it on an input whose values may leave the range.
+   * even where it reaches float32 accuracy: an input beyond that range overflows. The automatic choice picks it only
+   * where the bench ranked it fastest and it is not `reducedPrecision`; hw4-cli then sends the chunks whose values may
+   * leave the range to the fastest rung without this limit, and refuses such an input when the rung was named.
    */
   readonly reducedRange?: 'f16';
   /** Whether the rung can run `shape` here: true, or the reason it cannot. */

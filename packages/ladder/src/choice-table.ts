@@ -17,9 +17,11 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "prefetch",
           "register-tiles",
           "four-rows",
+          "staged-matrix",
           "q-registers",
           "coalesced",
           "fused",
+          "compensated-matrix",
           "vec4",
           "restructure",
           "bank-free",
@@ -34,6 +36,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
       {
         "shapeClass": "N ≤ 4096, d ≤ 64",
         "ranking": [
+          "staged-matrix",
           "split-softmax",
           "lean-loop",
           "four-rows",
@@ -41,6 +44,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "row-split",
           "prefetch",
           "register-tiles",
+          "compensated-matrix",
           "q-registers",
           "coalesced",
           "restructure",
@@ -52,7 +56,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "fused-maxsmem",
           "fused"
         ],
-        "evidence": "10×2048×64: split-softmax 0.391 ms, lean-loop 0.394 ms; 500×2048×64: split-softmax 16.9 ms, lean-loop 17.2 ms"
+        "evidence": "10×2048×64: staged-matrix 0.401 ms, split-softmax 0.391 ms; 500×2048×64: staged-matrix 15.5 ms, split-softmax 16.9 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 32",
@@ -62,8 +66,10 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "row-split",
           "split-keys",
           "four-rows",
+          "staged-matrix",
           "prefetch",
           "register-tiles",
+          "compensated-matrix",
           "q-registers",
           "coalesced",
           "bank-free",
@@ -80,14 +86,15 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
       {
         "shapeClass": "N > 4096, d ≤ 64",
         "ranking": [
-          "lean-loop",
+          "staged-matrix",
           "split-softmax",
+          "lean-loop",
           "split-keys",
           "four-rows",
           "row-split",
           "prefetch"
         ],
-        "evidence": "2×32768×64: lean-loop 17.8 ms, split-softmax 17.3 ms; 26×32768×64: lean-loop 227.2 ms, split-softmax 221.8 ms; 2×32767×64: lean-loop 17.7 ms, split-softmax 17.2 ms; 2×8192×36: lean-loop 0.760 ms, split-softmax 0.836 ms"
+        "evidence": "2×32768×64: staged-matrix 14.5 ms, split-softmax 17.3 ms; 26×32768×64: staged-matrix 183.1 ms, split-softmax 221.8 ms; 2×32767×64: staged-matrix 14.6 ms, split-softmax 17.2 ms; 2×8192×36: split-softmax 0.836 ms, lean-loop 0.760 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 128",
@@ -97,7 +104,8 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "four-rows",
           "split-keys",
           "row-split",
-          "prefetch"
+          "prefetch",
+          "staged-matrix"
         ],
         "evidence": "4×8192×128: split-softmax 5.071 ms, lean-loop 5.404 ms; 4×8192×80: split-softmax 3.596 ms, lean-loop 3.599 ms; 2×8192×100: split-softmax 2.409 ms, lean-loop 2.403 ms"
       }
@@ -110,7 +118,8 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
         "split-keys",
         "row-split",
         "four-rows",
-        "prefetch"
+        "prefetch",
+        "staged-matrix"
       ],
       "evidence": "13600×128×32: split-softmax 0.907 ms, lean-loop 0.894 ms; 10×2048×64: split-softmax 0.391 ms, lean-loop 0.394 ms; 500×2048×64: split-softmax 16.9 ms, lean-loop 17.2 ms; 4×32768×32: split-softmax 14.3 ms, lean-loop 14.1 ms; 2×32768×64: split-softmax 17.3 ms, lean-loop 17.8 ms; 26×32768×64: split-softmax 221.8 ms, lean-loop 227.2 ms; 4×8192×128: split-softmax 5.071 ms, lean-loop 5.404 ms; 2×32767×64: split-softmax 17.2 ms, lean-loop 17.7 ms; 4×8192×80: split-softmax 3.596 ms, lean-loop 3.599 ms; 2×8192×36: split-softmax 0.836 ms, lean-loop 0.760 ms; 2×8192×100: split-softmax 2.409 ms, lean-loop 2.403 ms"
     }

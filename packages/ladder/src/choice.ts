@@ -7,6 +7,11 @@ import { canRun, type RunEnv, type Rung } from '@fa/core';
 import { formatShape, type Shape } from '@fa/io';
 import { CHOICE_TABLE } from './choice-table.js';
 
+/** What the rung must offer beyond running the shape: `fullRange`, no f16 operands (`reducedRange` unset). */
+export interface ChoiceNeeds {
+  fullRange?: boolean;
+}
+
 /** One shape class of one adapter: rungs fastest first, with the measurement behind the first. */
 export interface ClassRanking {
   shapeClass: string;
@@ -46,12 +51,19 @@ export function shapeClass({ N, d }: Shape): string {
  * The rung to run `shape` here, and why. On a software GPU (a fallback adapter such as Mesa's lavapipe) GPU rungs run
  * on the same CPU cores, slower than the `cpu` rung, so only CPU rungs are considered. With a bench table for this
  * adapter, its fastest measured rung for the shape's class (or over all shapes) that can run the shape; without one,
- * the highest rung on the ladder that can. Rungs of reduced precision or range (`reducedPrecision`, `reducedRange`:
- * f16 operands) are never chosen: they may miss the 5e-3 contract, or overflow on inputs the format allows.
+ * the highest rung on the ladder that can and has float32's range. Rungs of reduced precision (`reducedPrecision`: f16 operands that may miss
+ * the 5e-3 contract) are never chosen. Rungs of reduced range only (`reducedRange`: fp32-grade, but operands stored as
+ * f16, which overflow past 65504) are chosen where the bench ranks them first, unless `needs.fullRange`: hw4-cli asks
+ * for that rung too, for the chunks whose values may leave f16's range.
  */
-export function chooseRung(shape: Shape, env: RunEnv, ladder: readonly Rung[], table: readonly AdapterChoices[] = CHOICE_TABLE): Choice {
-  // A rung with f16 operands may miss the tolerance or overflow past 65504: it runs only when named.
-  const automatic = (rung: Rung): boolean => rung.reducedPrecision === undefined && rung.reducedRange === undefined;
+export function chooseRung(
+  shape: Shape,
+  env: RunEnv,
+  ladder: readonly Rung[],
+  table: readonly AdapterChoices[] = CHOICE_TABLE,
+  needs: ChoiceNeeds = {},
+): Choice {
+  const automatic = (rung: Rung): boolean => rung.reducedPrecision === undefined && (needs.fullRange !== true || rung.reducedRange === undefined);
   const runnable = (rung: Rung): boolean => automatic(rung) && canRun(rung, shape, env) === true;
   const report = env.gpu?.report;
   if (!report || report.isFallbackAdapter) {
@@ -76,7 +88,8 @@ export function chooseRung(shape: Shape, env: RunEnv, ladder: readonly Rung[], t
       }
     }
   }
-  const best = [...ladder].reverse().find(runnable);
+  // Without measurements, no rung of f16 range: only the bench can show it is worth the fallback it needs.
+  const best = [...ladder].reverse().find((r) => runnable(r) && r.reducedRange === undefined);
   if (!best) throw new Error(`no rung can run ${formatShape(shape)} here`);
-  return { rung: best, reason: 'no bench table for this adapter: the highest rung on the ladder that can run the shape' };
+  return { rung: best, reason: 'no bench table for this adapter: the highest rung on the ladder of full range that can run the shape' };
 }

@@ -91,13 +91,16 @@ describe('the automatic choice', () => {
     for (const shape of shapes) expect(TENSOR_IDS).not.toContain(chooseRung(shape, env, LADDER).rung.id);
   });
 
-  it('never picks one on a pretend H100 that has every feature, with its bench table or without one', () => {
+  it('on a pretend H100 with every feature: staged-matrix where its bench table ranks it first, never f16-matrix, none without the table or when full range is needed', () => {
     const h100 = pretendEnv({});
     expect(canRun(compensated, { B: 1, N: 64, d: 64 }, h100)).toBe(true);
     expect(canRun(f16Matrix, { B: 1, N: 64, d: 64 }, h100)).toBe(true);
     expect(canRun(staged, { B: 1, N: 64, d: 64 }, h100)).toBe(true);
+    expect(chooseRung({ B: 2, N: 32768, d: 64 }, h100, LADDER).rung.id).toBe('staged-matrix');
+    expect(chooseRung({ B: 13600, N: 128, d: 32 }, h100, LADDER).rung.id).toBe('lean-loop');
     for (const shape of shapes) {
-      expect(TENSOR_IDS).not.toContain(chooseRung(shape, h100, LADDER).rung.id);
+      expect(chooseRung(shape, h100, LADDER).rung.id).not.toBe('f16-matrix');
+      expect(TENSOR_IDS).not.toContain(chooseRung(shape, h100, LADDER, undefined, { fullRange: true }).rung.id);
       expect(TENSOR_IDS).not.toContain(chooseRung(shape, h100, LADDER, []).rung.id);
     }
     expect(chooseRung({ B: 1, N: 64, d: 64 }, h100, LADDER, []).rung.id).toBe('split-softmax');

@@ -18,6 +18,8 @@ export interface BenchCell {
   reducedPrecision?: 'f16';
   ran: boolean;
   reason?: string;
+  /** The rung cannot run this shape on this adapter (`reason` says why), as opposed to skipped for time or failed. */
+  unsupported?: true;
   wallMs?: number;
   gpuMs?: number;
   /** GPU time when measured, else wall time: the median of the repeats. */

@@ -201,6 +201,7 @@ async function benchShape(shape: Shape, ctx: ShapeContext): Promise<BenchShape> 
     const allowed = canRun(rung, shape, env);
     if (allowed !== true) {
       cell.reason = allowed;
+      cell.unsupported = true;
       continue;
     }
     try {

@@ -26,7 +26,7 @@ import {
   type OutputWriter,
   type Shape,
 } from '@fa/io/node';
-import { fastestRung, findRung, LADDER } from '@fa/ladder';
+import { chooseRung, fastestRung, findRung, LADDER } from '@fa/ladder';
 import { ACCURATE_RUNG_IDS, chooseForAccuracy, describeRisk, fp32Risk, type AccuracyPolicy, type Fp32Risk } from '../accuracy.js';
 import { expectPositionals, isPositiveInteger, numberFlag, parse, stringFlag } from '../args.js';
 import { checkThreads, gpuStartTimes, makeEnv } from '../env.js';
@@ -92,6 +92,8 @@ export async function runCommand(args: string[]): Promise<number> {
         allowInaccurate: values['allow-inaccurate'] === true,
         tolerance: DEFAULT_TOLERANCE,
         accurate: resolveRung('cpu'),
+        // A default rung of f16 range hands the chunks beyond it to the fastest rung without that limit.
+        ...(chosen === undefined && rung.reducedRange !== undefined ? { fullRange: chooseRung(shape, env, LADDER, undefined, { fullRange: true }).rung } : {}),
       };
       const progress = Progress.forStderr(shape.B, 'batches', out.quiet, inputBatchBytes(shape));
       let result: StreamResult;
