@@ -17,8 +17,8 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "prefetch",
           "register-tiles",
           "four-rows",
-          "staged-matrix",
           "q-registers",
+          "staged-matrix",
           "coalesced",
           "fused",
           "compensated-matrix",
@@ -56,7 +56,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "fused-maxsmem",
           "fused"
         ],
-        "evidence": "10×2048×64: staged-matrix 0.401 ms, split-softmax 0.391 ms; 500×2048×64: staged-matrix 15.5 ms, split-softmax 16.9 ms"
+        "evidence": "10×2048×64: staged-matrix 0.388 ms, split-softmax 0.391 ms; 500×2048×64: staged-matrix 15.0 ms, split-softmax 16.9 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 32",
@@ -65,8 +65,8 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "split-softmax",
           "row-split",
           "split-keys",
-          "four-rows",
           "staged-matrix",
+          "four-rows",
           "prefetch",
           "register-tiles",
           "compensated-matrix",
@@ -94,7 +94,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "row-split",
           "prefetch"
         ],
-        "evidence": "2×32768×64: staged-matrix 14.5 ms, split-softmax 17.3 ms; 26×32768×64: staged-matrix 183.1 ms, split-softmax 221.8 ms; 2×32767×64: staged-matrix 14.6 ms, split-softmax 17.2 ms; 2×8192×36: split-softmax 0.836 ms, lean-loop 0.760 ms"
+        "evidence": "2×32768×64: staged-matrix 13.9 ms, split-softmax 17.3 ms; 26×32768×64: staged-matrix 175.2 ms, split-softmax 221.8 ms; 2×32767×64: staged-matrix 14.6 ms, split-softmax 17.2 ms; 2×8192×36: split-softmax 0.836 ms, lean-loop 0.760 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 128",

@@ -195,18 +195,24 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       }
     }
 
-    // S = Q_i K_jᵀ for this subgroup's 16 rows, the three products from the smallest up.
-    for (var c = 0u; c < NC; c++) {
-      var s = A();
-      for (var k = 0u; k < DK; k++) {
-        let kh = subgroupMatrixLoad<R, col_major>(&KV, 16u * c * KS + 16u * k, KS);
-        let kl = subgroupMatrixLoad<R, col_major>(&KV, KT + 16u * c * KS + 16u * k, KS);
-        s = subgroupMatrixMultiplyAccumulate(ql[k], kh, s);
-        s = subgroupMatrixMultiplyAccumulate(qh[k], kl, s);
-        s = subgroupMatrixMultiplyAccumulate(qh[k], kh, s);
-      }
-      subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * c, s, SO);
+    // S = Q_i K_jᵀ for this subgroup's 16 rows, the three products from the smallest up. The NC = 2 key fragments'
+    // chains of multiply-accumulates are interleaved, so that each one's latency hides behind the other's.
+    var s0 = A();
+    var s1 = A();
+    for (var k = 0u; k < DK; k++) {
+      let kh0 = subgroupMatrixLoad<R, col_major>(&KV, 16u * k, KS);
+      let kl0 = subgroupMatrixLoad<R, col_major>(&KV, KT + 16u * k, KS);
+      let kh1 = subgroupMatrixLoad<R, col_major>(&KV, 16u * KS + 16u * k, KS);
+      let kl1 = subgroupMatrixLoad<R, col_major>(&KV, KT + 16u * KS + 16u * k, KS);
+      s0 = subgroupMatrixMultiplyAccumulate(ql[k], kh0, s0);
+      s1 = subgroupMatrixMultiplyAccumulate(ql[k], kh1, s1);
+      s0 = subgroupMatrixMultiplyAccumulate(qh[k], kl0, s0);
+      s1 = subgroupMatrixMultiplyAccumulate(qh[k], kl1, s1);
+      s0 = subgroupMatrixMultiplyAccumulate(qh[k], kh0, s0);
+      s1 = subgroupMatrixMultiplyAccumulate(qh[k], kh1, s1);
     }
+    subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO, s0, SO);
+    subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u, s1, SO);
     workgroupBarrier();
 
     // Online softmax of row r in f32: its maximum over both halves (one shuffle), P̃ = 2^(S − m) split into high and
