@@ -169,8 +169,8 @@ export async function matrixKernel(spec: MatrixRungSpec, gpu: GpuContext, shape:
           size: Math.max(16, Math.ceil((fields.length * 4) / 16) * 16),
           usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
         });
-        const resources: Record<string, GPUBuffer> = { qkv: buffers.qkv, O: buffers.O, params, ...buffers.scratch };
-        resources.qkv16v = resources.qkv16 as GPUBuffer;
+        // qkv16v is the scratch buffer again, as rung 23's main reads it (vectors of 8 f16).
+        const resources: Record<string, GPUBuffer | undefined> = { qkv: buffers.qkv, O: buffers.O, params, ...buffers.scratch, qkv16v: buffers.scratch.qkv16 };
         const groupOf = (entry: keyof typeof used) =>
           device.createBindGroup({
             label: `${spec.id} ${entry}`,
