@@ -17,8 +17,9 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "prefetch",
           "register-tiles",
           "four-rows",
-          "q-registers",
           "staged-matrix",
+          "resident-o",
+          "q-registers",
           "coalesced",
           "fused",
           "compensated-matrix",
@@ -31,18 +32,19 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "naive",
           "cpu"
         ],
-        "evidence": "13600×128×32: lean-loop 0.894 ms, split-softmax 0.907 ms"
+        "evidence": "13600×128×32: lean-loop 0.894 ms, split-softmax 0.900 ms"
       },
       {
         "shapeClass": "N ≤ 4096, d ≤ 64",
         "ranking": [
+          "resident-o",
           "staged-matrix",
           "split-softmax",
-          "lean-loop",
           "four-rows",
           "split-keys",
           "row-split",
           "prefetch",
+          "lean-loop",
           "register-tiles",
           "compensated-matrix",
           "q-registers",
@@ -56,17 +58,18 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "fused-maxsmem",
           "fused"
         ],
-        "evidence": "10×2048×64: staged-matrix 0.388 ms, split-softmax 0.391 ms; 500×2048×64: staged-matrix 15.0 ms, split-softmax 16.9 ms"
+        "evidence": "10×2048×64: resident-o 0.366 ms, staged-matrix 0.393 ms; 500×2048×64: resident-o 13.9 ms, staged-matrix 14.8 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 32",
         "ranking": [
           "lean-loop",
           "split-softmax",
+          "staged-matrix",
           "row-split",
           "split-keys",
-          "staged-matrix",
           "four-rows",
+          "resident-o",
           "prefetch",
           "register-tiles",
           "compensated-matrix",
@@ -81,20 +84,21 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "fused-maxsmem",
           "fused"
         ],
-        "evidence": "4×32768×32: lean-loop 14.1 ms, split-softmax 14.3 ms"
+        "evidence": "4×32768×32: lean-loop 14.1 ms, split-softmax 14.4 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 64",
         "ranking": [
+          "resident-o",
           "staged-matrix",
-          "split-softmax",
           "lean-loop",
+          "split-softmax",
           "split-keys",
           "four-rows",
           "row-split",
           "prefetch"
         ],
-        "evidence": "2×32768×64: staged-matrix 13.9 ms, split-softmax 17.3 ms; 26×32768×64: staged-matrix 175.2 ms, split-softmax 221.8 ms; 2×32767×64: staged-matrix 14.6 ms, split-softmax 17.2 ms; 2×8192×36: split-softmax 0.836 ms, lean-loop 0.760 ms"
+        "evidence": "2×32768×64: resident-o 12.8 ms, staged-matrix 13.8 ms; 26×32768×64: resident-o 161.2 ms, staged-matrix 174.0 ms; 2×32767×64: resident-o 12.8 ms, staged-matrix 14.6 ms; 2×8192×36: lean-loop 0.760 ms, split-softmax 0.836 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 128",
@@ -105,6 +109,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "split-keys",
           "row-split",
           "prefetch",
+          "resident-o",
           "staged-matrix"
         ],
         "evidence": "4×8192×128: split-softmax 5.071 ms, lean-loop 5.404 ms; 4×8192×80: split-softmax 3.596 ms, lean-loop 3.599 ms; 2×8192×100: split-softmax 2.409 ms, lean-loop 2.403 ms"
@@ -119,9 +124,10 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
         "row-split",
         "four-rows",
         "prefetch",
+        "resident-o",
         "staged-matrix"
       ],
-      "evidence": "13600×128×32: split-softmax 0.907 ms, lean-loop 0.894 ms; 10×2048×64: split-softmax 0.391 ms, lean-loop 0.394 ms; 500×2048×64: split-softmax 16.9 ms, lean-loop 17.2 ms; 4×32768×32: split-softmax 14.3 ms, lean-loop 14.1 ms; 2×32768×64: split-softmax 17.3 ms, lean-loop 17.8 ms; 26×32768×64: split-softmax 221.8 ms, lean-loop 227.2 ms; 4×8192×128: split-softmax 5.071 ms, lean-loop 5.404 ms; 2×32767×64: split-softmax 17.2 ms, lean-loop 17.7 ms; 4×8192×80: split-softmax 3.596 ms, lean-loop 3.599 ms; 2×8192×36: split-softmax 0.836 ms, lean-loop 0.760 ms; 2×8192×100: split-softmax 2.409 ms, lean-loop 2.403 ms"
+      "evidence": "13600×128×32: split-softmax 0.900 ms, lean-loop 0.894 ms; 10×2048×64: split-softmax 0.392 ms, lean-loop 0.394 ms; 500×2048×64: split-softmax 16.8 ms, lean-loop 29.5 ms; 4×32768×32: split-softmax 14.4 ms, lean-loop 14.1 ms; 2×32768×64: split-softmax 17.3 ms, lean-loop 17.8 ms; 26×32768×64: split-softmax 223.5 ms, lean-loop 224.8 ms; 4×8192×128: split-softmax 5.071 ms, lean-loop 5.404 ms; 2×32767×64: split-softmax 17.2 ms, lean-loop 17.7 ms; 4×8192×80: split-softmax 3.596 ms, lean-loop 3.599 ms; 2×8192×36: split-softmax 0.836 ms, lean-loop 0.760 ms; 2×8192×100: split-softmax 2.409 ms, lean-loop 2.403 ms"
     }
   }
 ];

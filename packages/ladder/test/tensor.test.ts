@@ -1,5 +1,5 @@
 /**
- * The tensor-core rungs (16 `f16-matrix`, 17 `compensated-matrix`, 23 `staged-matrix`). Where the GPU has f16
+ * The tensor-core rungs (16 `f16-matrix`, 17 `compensated-matrix`, 23 `staged-matrix`, 24 `resident-o`). Where the GPU has f16
  * subgroup matrices: each against the float64 oracle on awkward shapes. Where it has not (lavapipe): they decline with a reason naming the
  * missing feature. Everywhere: the automatic choice never picks them, also on pretend adapters that have everything.
  */
@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { canRun, runAll, type Rung, type RunEnv } from '@fa/core';
 import { compareOutputs, generateInput, type Shape } from '@fa/io';
 import { attentionOracle } from '@fa/reference';
-import { matrixPlan, stagedPlan, stagedWorkgroupBytes, SUBGROUP_MATRIX_FEATURE } from '@fa/tensor';
+import { matrixPlan, residentPlan, residentWorkgroupBytes, stagedPlan, stagedWorkgroupBytes, SUBGROUP_MATRIX_FEATURE } from '@fa/tensor';
 import { CHOICE_TABLE, chooseRung, findRung, LADDER, plainF16Attention } from '../src/index.js';
 import { conformanceEnv } from './gpu-env.js';
 import { pretendEnv as pretendGpu, type PretendReport } from './pretend-gpu.js';
@@ -20,7 +20,8 @@ afterAll(() => {
 const f16Matrix = findRung('f16-matrix') as Rung;
 const compensated = findRung('compensated-matrix') as Rung;
 const staged = findRung('staged-matrix') as Rung;
-const TENSOR_IDS = ['f16-matrix', 'compensated-matrix', 'staged-matrix'];
+const resident = findRung('resident-o') as Rung;
+const TENSOR_IDS = ['f16-matrix', 'compensated-matrix', 'staged-matrix', 'resident-o'];
 
 /** Why the tensor rungs cannot run here (a small ordinary shape), or undefined where they can. */
 const probe = canRun(compensated, { B: 1, N: 64, d: 64 }, env);
@@ -65,6 +66,11 @@ describe.skipIf(missing !== undefined)(`the tensor-core rungs on uniform ±3 dat
     expect(rung.maxAbsError, `max ${rung.maxAbsError}, mean ${rung.meanAbsError}`).toBeLessThanOrEqual(1e-4);
   });
 
+  it.each(SHAPES.map((shape) => ({ shape, label: name(shape) })))('resident-o is within 1e-4 of the oracle, $label', async ({ shape }) => {
+    const { rung } = await errorOf(resident, shape);
+    expect(rung.maxAbsError, `max ${rung.maxAbsError}, mean ${rung.meanAbsError}`).toBeLessThanOrEqual(1e-4);
+  });
+
   it.each(SHAPES.map((shape) => ({ shape, label: name(shape) })))('f16-matrix is within 2× a plain f16 computation, $label', async ({ shape }) => {
     const { rung, plainF16 } = await errorOf(f16Matrix, shape);
     expect(rung.maxAbsError, `max ${rung.maxAbsError}; plain f16 ${plainF16.maxAbsError}`).toBeLessThanOrEqual(Math.max(2 * plainF16.maxAbsError, 1e-6));
@@ -74,7 +80,7 @@ describe.skipIf(missing !== undefined)(`the tensor-core rungs on uniform ±3 dat
 describe('where the GPU has no subgroup matrices', () => {
   const noMatrices = env.gpu === undefined || env.gpu.device.features.has(SUBGROUP_MATRIX_FEATURE);
   it.skipIf(noMatrices)('every tensor-core rung declines every shape with a one-line reason naming the missing feature', () => {
-    for (const rung of [f16Matrix, compensated, staged]) {
+    for (const rung of [f16Matrix, compensated, staged, resident]) {
       for (const shape of SHAPES) {
         const reason = canRun(rung, shape, env);
         expect(reason).toEqual(expect.stringContaining(SUBGROUP_MATRIX_FEATURE));
@@ -91,12 +97,13 @@ describe('the automatic choice', () => {
     for (const shape of shapes) expect(TENSOR_IDS).not.toContain(chooseRung(shape, env, LADDER).rung.id);
   });
 
-  it('on a pretend H100 with every feature: staged-matrix where its bench table ranks it first, never f16-matrix, none without the table or when full range is needed', () => {
+  it('on a pretend H100 with every feature: resident-o where its bench table ranks it first, never f16-matrix, none without the table or when full range is needed', () => {
     const h100 = pretendEnv({});
     expect(canRun(compensated, { B: 1, N: 64, d: 64 }, h100)).toBe(true);
     expect(canRun(f16Matrix, { B: 1, N: 64, d: 64 }, h100)).toBe(true);
     expect(canRun(staged, { B: 1, N: 64, d: 64 }, h100)).toBe(true);
-    expect(chooseRung({ B: 2, N: 32768, d: 64 }, h100, LADDER).rung.id).toBe('staged-matrix');
+    expect(canRun(resident, { B: 1, N: 64, d: 64 }, h100)).toBe(true);
+    expect(chooseRung({ B: 2, N: 32768, d: 64 }, h100, LADDER).rung.id).toBe('resident-o');
     expect(chooseRung({ B: 13600, N: 128, d: 32 }, h100, LADDER).rung.id).toBe('lean-loop');
     for (const shape of shapes) {
       expect(chooseRung(shape, h100, LADDER).rung.id).not.toBe('f16-matrix');
@@ -134,6 +141,19 @@ describe('the plan of staged-matrix', () => {
 
   it('declines with the bytes it needs where even one subgroup does not fit', () => {
     expect(canRun(staged, { B: 1, N: 64, d: 128 }, pretendEnv({ limits: { maxComputeWorkgroupStorageSize: 32768 } }))).toMatch(/d = 128 needs 44\.8 KiB of workgroup memory, over this GPU's 32/);
+  });
+});
+
+describe('the plan of resident-o', () => {
+  it("is staged-matrix's plus the 16 bytes of its flag, with the same subgroups per workgroup", () => {
+    const nsg = (d: number, limit = 49152) => residentPlan({ B: 1, N: 77, d }, limit).overrides.NSG;
+    expect([16, 32, 48, 64, 80, 96, 112, 128].map((d) => nsg(d))).toEqual([4, 4, 4, 4, 2, 2, 1, 1]);
+    expect(residentWorkgroupBytes(4, 64)).toBe(stagedWorkgroupBytes(4, 64) + 16);
+    expect(residentPlan({ B: 1, N: 77, d: 64 }, 49152)).toMatchObject({ rowsPerWorkgroup: 64, NP: 128, workgroupBytes: 46096 });
+  });
+
+  it('declines with the bytes it needs where even one subgroup does not fit', () => {
+    expect(canRun(resident, { B: 1, N: 64, d: 128 }, pretendEnv({ limits: { maxComputeWorkgroupStorageSize: 32768 } }))).toMatch(/d = 128 needs 44\.8 KiB of workgroup memory, over this GPU's 32/);
   });
 });
 
