@@ -24,6 +24,18 @@ const replace = (code, from, to) => {
 };
 const staged = () => source('23-staged-matrix/staged-matrix');
 const resident = () => source('24-resident-o/resident-o');
+const plainProducts = (code) =>
+  ['s0 = subgroupMatrixMultiplyAccumulate(ql[k], kh0, s0);', 's1 = subgroupMatrixMultiplyAccumulate(ql[k], kh1, s1);',
+    's0 = subgroupMatrixMultiplyAccumulate(qh[k], kl0, s0);', 's1 = subgroupMatrixMultiplyAccumulate(qh[k], kl1, s1);',
+    'o[n] = subgroupMatrixMultiplyAccumulate(pl, vh, o[n]);', 'o[n] = subgroupMatrixMultiplyAccumulate(ph, vl, o[n]);'].reduce((text, line) => replace(text, line, ''), code);
+const noCopy = (code) =>
+  replace(
+    replace(code, 'for (var u = 0u; u < PH; u++) {\n      let e = KH + t + WG * u;\n      let at', 'for (var u = 0u; u < select(0u, PH, j == 0u); u++) {\n      let e = KH + t + WG * u;\n      let at'),
+    'if (more) {\n      for (var u = 0u; u < PH; u++) {\n        let e = t + WG * u;\n        let at',
+    'if (false) {\n      for (var u = 0u; u < PH; u++) {\n        let e = t + WG * u;\n        let at',
+  );
+const noSoftmax = (code) =>
+  replace(replace(code, 'if (j * BC + col < N) { sv[k] = Sf[sBase + col]; }', ''), 'Ph[pBase + col] = f16(ph);\n      Pl[pBase + col] = f16(p - ph);', '');
 const RUNGS = {
   'staged-matrix': {
     kernel: staged,
@@ -48,6 +60,16 @@ const RUNGS = {
     'flush-4': () => replace(resident(), 'override FLUSH: u32 = 8u;', 'override FLUSH: u32 = 4u;'),
     'flush-16': () => replace(resident(), 'override FLUSH: u32 = 8u;', 'override FLUSH: u32 = 16u;'),
     'never-flush': () => replace(resident(), 'override FLUSH: u32 = 8u;', 'override FLUSH: u32 = 0x40000000u;'),
+    // Plain f16 products (Qh·Khᵀ and P̃h·Vh only, as rung 16 computes): the cost of the compensation.
+    'plain-products': () => plainProducts(resident()),
+    // ✗ No K/V copy after tile 0 (it serves every tile).
+    'no-copy': () => noCopy(resident()),
+    // ✗ Both: what is left is the S → P̃ round trip through workgroup memory, the softmax and the barriers.
+    'plain-no-copy': () => noCopy(plainProducts(resident())),
+    // ✗ S is stored but not read, and P̃ not written (the products read stale P̃ tiles): no softmax work.
+    'no-softmax': () => noSoftmax(resident()),
+    // ✗ Plain products, no copy, no softmax: the products, their fragment loads and the barriers alone.
+    'skeleton': () => noSoftmax(noCopy(plainProducts(resident()))),
   },
 };
 
