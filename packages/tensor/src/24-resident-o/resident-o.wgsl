@@ -219,7 +219,9 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   for (var j = 0u; j < Tc; j++) {
     workgroupBarrier();  // K_j is in KV; every subgroup is done with V_(j−1)
 
-    // V_j into KV (read during the previous tile), then the reads of K_(j+1) and V_(j+1) into registers.
+    // V_j into KV (read during the previous tile), then the reads of K_(j+1) and V_(j+1) into registers. (Both copies
+    // written out rather than through put8 and tileSlot, as in staged-matrix's loop, where the functions measured
+    // slower.)
     for (var u = 0u; u < PH; u++) {
       let e = KH + t + WG * u;
       let at = (e / (BC * D8)) * KT + ((e / D8) % BC) * KS + 8u * (e % D8);
