@@ -2,7 +2,7 @@
  * The host of the tensor-core rungs: two dispatches in one compute pass. `convert` writes Q·log2(e)/√d, K and V of
  * each batch into an f16 scratch buffer (`qkv16`, rows padded to a multiple of 64 with zeros, so every 16×16 fragment
  * load stays inside its batch); `main` runs the rung's plan: in rungs 16-17 one subgroup of 32 invocations per
- * workgroup on Br = 16·RQ query rows (`matrixPlan`), in rung 23 NSG subgroups of 16 rows each.
+ * workgroup on Br = 16·RQ query rows (`matrixPlan`), in rungs 23-24 NSG subgroups of 16 rows each.
  */
 import { formatBytes, type Shape } from '@fa/io';
 import {
@@ -46,7 +46,7 @@ export interface MatrixRungSpec {
   plan?: (shape: Shape, workgroupLimit: number) => MatrixPlan;
   /**
    * How `main` reads the scratch buffer: as `qkv16` (array<f16>, the matrix loads of rungs 16-17) or as `qkv16v`
-   * (array<vec4<u32>>, read-only: the same buffer, 8 f16 per element, for the vector copies of rung 23).
+   * (array<vec4<u32>>, read-only: the same buffer, 8 f16 per element, for the vector copies of rungs 23-24).
    */
   mainReads?: 'qkv16' | 'qkv16v';
 }
@@ -169,7 +169,7 @@ export async function matrixKernel(spec: MatrixRungSpec, gpu: GpuContext, shape:
           size: Math.max(16, Math.ceil((fields.length * 4) / 16) * 16),
           usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
         });
-        // qkv16v is the scratch buffer again, as rung 23's main reads it (vectors of 8 f16).
+        // qkv16v is the scratch buffer again, as rungs 23-24's main reads it (vectors of 8 f16).
         const resources: Record<string, GPUBuffer | undefined> = { qkv: buffers.qkv, O: buffers.O, params, ...buffers.scratch, qkv16v: buffers.scratch.qkv16 };
         const groupOf = (entry: keyof typeof used) =>
           device.createBindGroup({
