@@ -66,6 +66,8 @@ const RUNGS = {
     'no-copy': () => noCopy(resident()),
     // ✗ Both: what is left is the S → P̃ round trip through workgroup memory, the softmax and the barriers.
     'plain-no-copy': () => noCopy(plainProducts(resident())),
+    // Each invocation's half of its row's S and P̃ as 16 contiguous columns instead of every other column.
+    'contiguous-softmax': () => replace(resident(), 'let col = 2u * ((k + rot) % (BC / 2u)) + h;', 'let col = (BC / 2u) * h + k;'),
     // ✗ S is stored but not read, and P̃ not written (the products read stale P̃ tiles): no softmax work.
     'no-softmax': () => noSoftmax(resident()),
     // ✗ Plain products, no copy, no softmax: the products, their fragment loads and the barriers alone.
