@@ -28,14 +28,19 @@ const plainProducts = (code) =>
   ['s0 = subgroupMatrixMultiplyAccumulate(ql[k], kh0, s0);', 's1 = subgroupMatrixMultiplyAccumulate(ql[k], kh1, s1);',
     's0 = subgroupMatrixMultiplyAccumulate(qh[k], kl0, s0);', 's1 = subgroupMatrixMultiplyAccumulate(qh[k], kl1, s1);',
     'o[n] = subgroupMatrixMultiplyAccumulate(pl, vh, o[n]);', 'o[n] = subgroupMatrixMultiplyAccumulate(ph, vl, o[n]);'].reduce((text, line) => replace(text, line, ''), code);
-const noCopy = (code) =>
-  replace(
-    replace(code, 'for (var u = 0u; u < PH; u++) {\n      let e = KH + t + WG * u;\n      let at', 'for (var u = 0u; u < select(0u, PH, j == 0u); u++) {\n      let e = KH + t + WG * u;\n      let at'),
-    'if (more) {\n      for (var u = 0u; u < PH; u++) {\n        let e = t + WG * u;\n        let at',
-    'if (false) {\n      for (var u = 0u; u < PH; u++) {\n        let e = t + WG * u;\n        let at',
-  );
+const noCopy = (code) => replace(code, 'let more = j + 1u < Tc;\n    if (more) {', 'let more = j + 1u < Tc;\n    if (false) {');
 const noSoftmax = (code) =>
   replace(replace(code, 'if (j * BC + col < N) { sv[k] = Sf[sBase + col]; }', ''), 'Ph[pBase + col] = f16(ph);\n      Pl[pBase + col] = f16(p - ph);', '');
+const noRoundTrip = (code) =>
+  replace(
+    replace(
+      replace(code, '    var s0 = A();\n    var s1 = A();\n', ''),
+      'subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO, s0, SO);\n    subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u, s1, SO);',
+      '',
+    ),
+    '  for (var j = 0u; j < Tc; j++) {',
+    '  var s0 = A();\n  var s1 = A();\n  for (var j = 0u; j < Tc; j++) {',
+  ).replace('  // O_i = (oRow + o) / ℓ_i', '  subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO, s0, SO);\n  subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u, s1, SO);\n  // O_i = (oRow + o) / ℓ_i');
 const RUNGS = {
   'staged-matrix': {
     kernel: staged,
@@ -62,8 +67,10 @@ const RUNGS = {
     'never-flush': () => replace(resident(), 'override FLUSH: u32 = 8u;', 'override FLUSH: u32 = 0x40000000u;'),
     // Plain f16 products (Qh·Khᵀ and P̃h·Vh only, as rung 16 computes): the cost of the compensation.
     'plain-products': () => plainProducts(resident()),
-    // ✗ No K/V copy after tile 0 (it serves every tile).
+    // ✗ No reads of K and V after tile 0 (the tiles are still written to workgroup memory, from stale registers).
     'no-copy': () => noCopy(resident()),
+    // ✗ A plain barrier after the softmax instead of the uniform load (a moved row no longer forces a flush).
+    'plain-barrier': () => replace(resident(), 'let moved = workgroupUniformLoad(&movedAt).x == j && j > 0u;', 'workgroupBarrier();\n    let moved = false;'),
     // ✗ Both: what is left is the S → P̃ round trip through workgroup memory, the softmax and the barriers.
     'plain-no-copy': () => noCopy(plainProducts(resident())),
     // Each invocation's half of its row's S and P̃ as 16 contiguous columns instead of every other column.
@@ -72,6 +79,9 @@ const RUNGS = {
     'no-softmax': () => noSoftmax(resident()),
     // ✗ Plain products, no copy, no softmax: the products, their fragment loads and the barriers alone.
     'skeleton': () => noSoftmax(noCopy(plainProducts(resident()))),
+    // ✗ The skeleton without the S round trip: S accumulates over all tiles in registers and is stored once, after
+    // the loop. What is left: the products, their fragment loads from workgroup memory, and the barriers.
+    'no-round-trip': () => noRoundTrip(noSoftmax(noCopy(plainProducts(resident())))),
   },
 };
 
