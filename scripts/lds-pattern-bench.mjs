@@ -1,0 +1,90 @@
+#!/usr/bin/env node
+// What a read of workgroup memory costs in the fp32 rungs' inner loop, by how many different vec4s the 32 invocations
+// of a subgroup read at once. In `lean-loop` at d = 32 (H = 1) every invocation of a subgroup reads the same vec4 of
+// K_j or V_j (one address, broadcast); in `split-softmax` at d = 64 (H = 2) the two invocations of a pair read
+// neighbouring vec4s (two addresses per read). Each vec4 read here feeds 8 multiply-adds, as there (two rows × 4).
+// Patterns: same (every invocation the same vec4), pair (invocation & 1), quad (& 3), all (32 vec4s); each with two
+// rows per invocation (8 multiply-adds per read, as in those rungs) and with four (16, as in `four-rows`).
+// Needs a GPU with `timestamp-query`. Prints per row count and pattern: ms (best of 5 after a warm-up), vec4 reads
+// per ns, and the multiply-adds as TFLOP/s (2 flops each).
+// Usage: npm run bundle && cp scripts/lds-pattern-bench.mjs bundle/hw4-cli/ && node bundle/hw4-cli/lds-pattern-bench.mjs
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const webgpu = require('webgpu');
+const { GPUBufferUsage, GPUMapMode } = webgpu.globals;
+const instance = webgpu.create(['disable-dawn-features=timestamp_quantization']);
+const adapter = await instance.requestAdapter({ powerPreference: 'high-performance' });
+if (!adapter?.features.has('timestamp-query')) {
+  process.stderr.write('lds-pattern-bench: this GPU has no timestamp-query; nothing to measure\n');
+  process.exit(2);
+}
+const device = await adapter.requestDevice({ requiredFeatures: ['timestamp-query'] });
+
+const WG = 128;
+const WORKGROUPS = 132 * 32;
+const STEPS = 2048;   // loop iterations per invocation, 8 vec4 reads each
+const PATTERNS = { same: 0, pair: 1, quad: 3, all: 31 };
+
+// Reads vec4 ((8·it) mod 32 + x)·32 + (lane & MASK) of a 1024-vec4 tile (16 KiB), 8 per iteration, each into ROWS
+// rows' accumulators (4·ROWS multiply-adds per read).
+const kernel = (ROWS) => {
+  const rows = Array.from({ length: ROWS }, (_, r) => r);
+  const fmas = (k, a) => rows.map((r) => `acc${r}_${a} = fma(q${r}, ${k}, acc${r}_${a});`).join(' ');
+  return `
+override MASK: u32;
+@group(0) @binding(0) var<storage, read_write> out: array<vec4<f32>>;
+var<workgroup> tile: array<vec4<f32>, 1024>;
+
+@compute @workgroup_size(${WG})
+fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec3u) {
+  for (var e = t; e < 1024u; e += ${WG}u) { tile[e] = vec4<f32>(f32(e % 7u) * 0.125, 0.5, -0.25, f32(e % 3u)); }
+  workgroupBarrier();
+  let lane = t % 32u;
+  ${rows.map((r) => `let q${r} = vec4<f32>(f32(t) * 1e-3 + ${r}.0, 0.5, 0.25, 0.125);`).join('\n  ')}
+  ${rows.map((r) => [0, 1, 2, 3].map((a) => `var acc${r}_${a} = vec4<f32>(0.0);`).join(' ')).join('\n  ')}
+  for (var it = 0u; it < ${STEPS}u; it++) {
+    let base = ((8u * it) % 32u) * 32u + (lane & MASK);
+    ${[0, 1, 2, 3, 4, 5, 6, 7].map((x) => `let k${x} = tile[base + ${32 * x}u];`).join('\n    ')}
+    ${[0, 1, 2, 3, 4, 5, 6, 7].map((x) => fmas(`k${x}`, x % 4)).join('\n    ')}
+  }
+  out[wid.x * ${WG}u + t] = ${rows.map((r) => [0, 1, 2, 3].map((a) => `acc${r}_${a}`).join(' + ')).join(' + ')};
+}`;
+};
+
+const out = device.createBuffer({ size: WORKGROUPS * WG * 16, usage: GPUBufferUsage.STORAGE });
+const RUNS = 6;
+const reads = WORKGROUPS * WG * STEPS * 8;
+console.log(`${adapter.info.vendor} ${adapter.info.device}: ${WORKGROUPS} workgroups of ${WG}, ${STEPS} steps of 8 vec4 reads`);
+for (const ROWS of [2, 4]) {
+ const module = device.createShaderModule({ code: kernel(ROWS) });
+ const error = (await module.getCompilationInfo()).messages.find((m) => m.type === 'error');
+ if (error) throw new Error(`line ${error.lineNum}: ${error.message.split('\n')[0]}`);
+ for (const [name, MASK] of Object.entries(PATTERNS)) {
+  const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main', constants: { MASK } } });
+  const group = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: out } }] });
+  const querySet = device.createQuerySet({ type: 'timestamp', count: 2 * RUNS });
+  const resolved = device.createBuffer({ size: 16 * RUNS, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+  const readable = device.createBuffer({ size: 16 * RUNS, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  const encoder = device.createCommandEncoder();
+  for (let k = 0; k < RUNS; k++) {
+    const pass = encoder.beginComputePass({ timestampWrites: { querySet, beginningOfPassWriteIndex: 2 * k, endOfPassWriteIndex: 2 * k + 1 } });
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, group);
+    pass.dispatchWorkgroups(WORKGROUPS);
+    pass.end();
+  }
+  encoder.resolveQuerySet(querySet, 0, 2 * RUNS, resolved, 0);
+  encoder.copyBufferToBuffer(resolved, 0, readable, 0, 16 * RUNS);
+  device.queue.submit([encoder.finish()]);
+  await readable.mapAsync(GPUMapMode.READ);
+  const stamps = new BigUint64Array(readable.getMappedRange().slice(0));
+  readable.unmap();
+  // The first run warms up; the best of the others counts.
+  const ms = Math.min(...Array.from({ length: RUNS - 1 }, (_, k) => Number(stamps[2 * k + 3] - stamps[2 * k + 2]) / 1e6));
+  const addresses = MASK + 1;
+  console.log(`${ROWS} rows, ${name.padEnd(6)} (${String(addresses).padStart(2)} vec4 per read) ${ms.toFixed(3)} ms  ${(reads / ms / 1e6).toFixed(1)} reads/ns  ${((reads * 4 * ROWS * 2) / ms / 1e9).toFixed(1)} TFLOP/s`);
+ }
+}
+device.destroy();
+process.exit(0);
