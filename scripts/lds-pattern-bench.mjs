@@ -4,7 +4,8 @@
 // K_j or V_j (one address, broadcast); in `split-softmax` at d = 64 (H = 2) the two invocations of a pair read
 // neighbouring vec4s (two addresses per read). Each vec4 read here feeds 8 multiply-adds, as there (two rows × 4).
 // Patterns: same (every invocation the same vec4), pair (invocation & 1), quad (& 3), all (32 vec4s); each with two
-// rows per invocation (8 multiply-adds per read, as in those rungs) and with four (16, as in `four-rows`).
+// rows per invocation (8 multiply-adds per read, as in those rungs), with four (16, as in `four-rows`), and with four
+// whose query vec4s are read from workgroup memory each step as well (4 more reads, each invocation its own address).
 // Needs a GPU with `timestamp-query`. Prints per row count and pattern: ms (best of 5 after a warm-up), vec4 reads
 // per ns, and the multiply-adds as TFLOP/s (2 flops each).
 // Usage: npm run bundle && cp scripts/lds-pattern-bench.mjs bundle/hw4-cli/ && node bundle/hw4-cli/lds-pattern-bench.mjs
@@ -27,9 +28,13 @@ const STEPS = 2048;   // loop iterations per invocation, 8 vec4 reads each
 const PATTERNS = { same: 0, pair: 1, quad: 3, all: 31 };
 
 // Reads vec4 ((8·it) mod 32 + x)·32 + (lane & MASK) of a 1024-vec4 tile (16 KiB), 8 per iteration, each into ROWS
-// rows' accumulators (4·ROWS multiply-adds per read).
-const kernel = (ROWS) => {
+// rows' accumulators (4·ROWS multiply-adds per read); with qFromMemory also the ROWS query vec4s.
+const kernel = (ROWS, qFromMemory = false) => {
   const rows = Array.from({ length: ROWS }, (_, r) => r);
+  // With qFromMemory, the rows' vec4s are read each step too, 32 different ones per read (each invocation its own rows).
+  const qReads = qFromMemory
+    ? rows.map((r) => `let q${r} = tile[(((8u * it + ${r}u) % 32u) * 32u + lane + 512u) % 1024u];`).join('\n    ')
+    : '';
   const fmas = (k, a) => rows.map((r) => `acc${r}_${a} = fma(q${r}, ${k}, acc${r}_${a});`).join(' ');
   return `
 override MASK: u32;
@@ -41,10 +46,11 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
   for (var e = t; e < 1024u; e += ${WG}u) { tile[e] = vec4<f32>(f32(e % 7u) * 0.125, 0.5, -0.25, f32(e % 3u)); }
   workgroupBarrier();
   let lane = t % 32u;
-  ${rows.map((r) => `let q${r} = vec4<f32>(f32(t) * 1e-3 + ${r}.0, 0.5, 0.25, 0.125);`).join('\n  ')}
+  ${qFromMemory ? '' : rows.map((r) => `let q${r} = vec4<f32>(f32(t) * 1e-3 + ${r}.0, 0.5, 0.25, 0.125);`).join('\n  ')}
   ${rows.map((r) => [0, 1, 2, 3].map((a) => `var acc${r}_${a} = vec4<f32>(0.0);`).join(' ')).join('\n  ')}
   for (var it = 0u; it < ${STEPS}u; it++) {
     let base = ((8u * it) % 32u) * 32u + (lane & MASK);
+    ${qReads}
     ${[0, 1, 2, 3, 4, 5, 6, 7].map((x) => `let k${x} = tile[base + ${32 * x}u];`).join('\n    ')}
     ${[0, 1, 2, 3, 4, 5, 6, 7].map((x) => fmas(`k${x}`, x % 4)).join('\n    ')}
   }
@@ -56,8 +62,8 @@ const out = device.createBuffer({ size: WORKGROUPS * WG * 16, usage: GPUBufferUs
 const RUNS = 6;
 const reads = WORKGROUPS * WG * STEPS * 8;
 console.log(`${adapter.info.vendor} ${adapter.info.device}: ${WORKGROUPS} workgroups of ${WG}, ${STEPS} steps of 8 vec4 reads`);
-for (const ROWS of [2, 4]) {
- const module = device.createShaderModule({ code: kernel(ROWS) });
+for (const [ROWS, qFromMemory] of [[2, false], [4, false], [4, true]]) {
+ const module = device.createShaderModule({ code: kernel(ROWS, qFromMemory) });
  const error = (await module.getCompilationInfo()).messages.find((m) => m.type === 'error');
  if (error) throw new Error(`line ${error.lineNum}: ${error.message.split('\n')[0]}`);
  for (const [name, MASK] of Object.entries(PATTERNS)) {
@@ -83,7 +89,7 @@ for (const ROWS of [2, 4]) {
   // The first run warms up; the best of the others counts.
   const ms = Math.min(...Array.from({ length: RUNS - 1 }, (_, k) => Number(stamps[2 * k + 3] - stamps[2 * k + 2]) / 1e6));
   const addresses = MASK + 1;
-  console.log(`${ROWS} rows, ${name.padEnd(6)} (${String(addresses).padStart(2)} vec4 per read) ${ms.toFixed(3)} ms  ${(reads / ms / 1e6).toFixed(1)} reads/ns  ${((reads * 4 * ROWS * 2) / ms / 1e9).toFixed(1)} TFLOP/s`);
+  console.log(`${ROWS} rows${qFromMemory ? ' read from memory' : ''}, ${name.padEnd(6)} (${String(addresses).padStart(2)} vec4 per read) ${ms.toFixed(3)} ms  ${(reads / ms / 1e6).toFixed(1)} reads/ns  ${((reads * 4 * ROWS * 2) / ms / 1e9).toFixed(1)} TFLOP/s`);
  }
 }
 device.destroy();
