@@ -7,7 +7,7 @@
 // rows per invocation (8 multiply-adds per read, as in those rungs), with four (16, as in `four-rows`), and with four
 // whose query vec4s are read from workgroup memory each step as well (4 more reads, each invocation its own address).
 // Needs a GPU with `timestamp-query`. Prints per row count and pattern: ms (best of 5 after a warm-up), vec4 reads
-// per ns, and the multiply-adds as TFLOP/s (2 flops each).
+// per ns (the query rows' reads included), and the multiply-adds as TFLOP/s (2 flops each).
 // Usage: npm run bundle && cp scripts/lds-pattern-bench.mjs bundle/hw4-cli/ && node bundle/hw4-cli/lds-pattern-bench.mjs
 import { createRequire } from 'node:module';
 
@@ -60,7 +60,7 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
 
 const out = device.createBuffer({ size: WORKGROUPS * WG * 16, usage: GPUBufferUsage.STORAGE });
 const RUNS = 6;
-const reads = WORKGROUPS * WG * STEPS * 8;
+const kReads = WORKGROUPS * WG * STEPS * 8;   // each feeds 4 multiply-adds per row
 console.log(`${adapter.info.vendor} ${adapter.info.device}: ${WORKGROUPS} workgroups of ${WG}, ${STEPS} steps of 8 vec4 reads`);
 for (const [ROWS, qFromMemory] of [[2, false], [4, false], [4, true]]) {
  const module = device.createShaderModule({ code: kernel(ROWS, qFromMemory) });
@@ -89,7 +89,7 @@ for (const [ROWS, qFromMemory] of [[2, false], [4, false], [4, true]]) {
   // The first run warms up; the best of the others counts.
   const ms = Math.min(...Array.from({ length: RUNS - 1 }, (_, k) => Number(stamps[2 * k + 3] - stamps[2 * k + 2]) / 1e6));
   const addresses = MASK + 1;
-  console.log(`${ROWS} rows${qFromMemory ? ' read from memory' : ''}, ${name.padEnd(6)} (${String(addresses).padStart(2)} vec4 per read) ${ms.toFixed(3)} ms  ${(reads / ms / 1e6).toFixed(1)} reads/ns  ${((reads * 4 * ROWS * 2) / ms / 1e9).toFixed(1)} TFLOP/s`);
+  console.log(`${ROWS} rows${qFromMemory ? ' read from memory' : ''}, ${name.padEnd(6)} (${String(addresses).padStart(2)} vec4 per read) ${ms.toFixed(3)} ms  ${((kReads * (8 + (qFromMemory ? ROWS : 0))) / 8 / ms / 1e6).toFixed(1)} reads/ns  ${((kReads * 4 * ROWS * 2) / ms / 1e9).toFixed(1)} TFLOP/s`);
  }
 }
 device.destroy();

@@ -13,7 +13,8 @@ export const STAGED_MATRIX_KERNEL = { label: 'staged-matrix.wgsl', code };
 const STAGED_BC = 32;
 /**
  * Most subgroups per workgroup. In the subgroup-matrix microbenchmark (docs/subgroup-matrix-bench.md) four subgroups
- * sharing a padded tile ran its softmax loop at 51.2 TFLOP/s against 29.5 with one; at d = 64 more do not fit 48 KiB.
+ * sharing a padded tile ran its softmax loop at 51.2 TFLOP/s against 29.5 with one; at d = 64 more do not fit 48 KiB,
+ * and Q_i's two parts (2·16·NSG rows) are staged through the 4·BC rows of the K/V tiles.
  */
 const STAGED_MAX_SUBGROUPS = 4;
 
@@ -28,12 +29,19 @@ export function stagedWorkgroupBytes(NSG: number, d: number): number {
   return tiles + scores + probabilities;
 }
 
-/** As many subgroups per workgroup as fit `workgroupLimit` (four at d ≤ 64 in the H100's 48 KiB, one at d = 128). */
-export function stagedPlan({ N, d }: Shape, workgroupLimit: number): MatrixPlan {
-  let NSG = STAGED_MAX_SUBGROUPS;
-  while (NSG > 1 && stagedWorkgroupBytes(NSG, d) > workgroupLimit) NSG /= 2;
-  return { overrides: { NSG }, rowsPerWorkgroup: 16 * NSG, workgroupBytes: stagedWorkgroupBytes(NSG, d), NP: scratchRows(N) };
+/**
+ * The plan of a kernel built on staged-matrix.wgsl whose workgroup memory is `bytes(NSG, d)`: as many subgroups per
+ * workgroup as fit `workgroupLimit` (four at d ≤ 64 in the H100's 48 KiB, one at d = 128).
+ */
+export function subgroupPlan(bytes: (NSG: number, d: number) => number): (shape: Shape, workgroupLimit: number) => MatrixPlan {
+  return ({ N, d }, workgroupLimit) => {
+    let NSG = STAGED_MAX_SUBGROUPS;
+    while (NSG > 1 && bytes(NSG, d) > workgroupLimit) NSG /= 2;
+    return { overrides: { NSG }, rowsPerWorkgroup: 16 * NSG, workgroupBytes: bytes(NSG, d), NP: scratchRows(N) };
+  };
 }
+
+export const stagedPlan = subgroupPlan(stagedWorkgroupBytes);
 
 export const stagedMatrix = matrixRung({
   id: 'staged-matrix',

@@ -4,15 +4,12 @@
  * at different points of the tile: no O update per tile and three waits instead of four (resident-o.wgsl). Same tiles
  * and subgroups as rung 23.
  */
-import type { Shape } from '@fa/io';
-import { matrixRung, scratchRows, type MatrixPlan } from '../matrix-rung.js';
-import { stagedWorkgroupBytes } from '../23-staged-matrix/staged-matrix.js';
+import { matrixRung } from '../matrix-rung.js';
+import { stagedWorkgroupBytes, subgroupPlan } from '../23-staged-matrix/staged-matrix.js';
 import code from './resident-o.wgsl';
 
 export const RESIDENT_O_KERNEL = { label: 'resident-o.wgsl', code };
 
-/** Most subgroups per workgroup: rung 23's four (the Q staging holds 2·16·NSG rows in the 128 rows of the K/V tiles). */
-const RESIDENT_MAX_SUBGROUPS = 4;
 /** Bytes of workgroup memory besides rung 23's: `movedAt`, one vec4<u32>. */
 const MOVED_AT_BYTES = 16;
 
@@ -22,11 +19,7 @@ export function residentWorkgroupBytes(NSG: number, d: number): number {
 }
 
 /** As many subgroups per workgroup as fit `workgroupLimit`, as in rung 23. */
-export function residentPlan({ N, d }: Shape, workgroupLimit: number): MatrixPlan {
-  let NSG = RESIDENT_MAX_SUBGROUPS;
-  while (NSG > 1 && residentWorkgroupBytes(NSG, d) > workgroupLimit) NSG /= 2;
-  return { overrides: { NSG }, rowsPerWorkgroup: 16 * NSG, workgroupBytes: residentWorkgroupBytes(NSG, d), NP: scratchRows(N) };
-}
+export const residentPlan = subgroupPlan(residentWorkgroupBytes);
 
 export const residentO = matrixRung({
   id: 'resident-o',

@@ -213,8 +213,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   var nextK: array<vec4<u32>, PH_MAX>;
   var nextV: array<vec4<u32>, PH_MAX>;
   for (var u = 0u; u < PH; u++) {
-    let e = KH + t + WG * u;
-    nextV[u] = qkv16v[kv0 + ((e / (BC * D8)) * params.NP + (e / D8) % BC) * D8 + e % D8];
+    nextV[u] = tileVector(kv0, 0u, KH + t + WG * u);
   }
   for (var j = 0u; j < Tc; j++) {
     workgroupBarrier();  // K_j is in KV; every subgroup is done with V_(j−1)
