@@ -6,6 +6,8 @@
 // Patterns: same (every invocation the same vec4), pair (invocation & 1), quad (& 3), all (32 vec4s); each with two
 // rows per invocation (8 multiply-adds per read, as in those rungs), with four (16, as in `four-rows`), and with four
 // whose query vec4s are read from workgroup memory each step as well (4 more reads, each invocation its own address).
+// Then register microtiles (docs/workgroup-reads-bench.md, last section): each invocation accumulating an R × C block
+// from two operands read out of workgroup memory, in workgroups of 128 with a 32 KiB tile, and three with 44 KiB.
 // Needs a GPU with `timestamp-query`. Prints per row count and pattern: ms (best of 5 after a warm-up), vec4 reads
 // per ns (the query rows' reads included), and the multiply-adds as TFLOP/s (2 flops each).
 // Usage: npm run bundle && cp scripts/lds-pattern-bench.mjs bundle/hw4-cli/ && node bundle/hw4-cli/lds-pattern-bench.mjs
@@ -20,7 +22,10 @@ if (!adapter?.features.has('timestamp-query')) {
   process.stderr.write('lds-pattern-bench: this GPU has no timestamp-query; nothing to measure\n');
   process.exit(2);
 }
-const device = await adapter.requestDevice({ requiredFeatures: ['timestamp-query'] });
+const device = await adapter.requestDevice({
+  requiredFeatures: ['timestamp-query'],
+  requiredLimits: { maxComputeWorkgroupStorageSize: adapter.limits.maxComputeWorkgroupStorageSize },   // the microtiles' 32 KiB
+});
 
 const WG = 128;
 const WORKGROUPS = 132 * 32;
@@ -58,16 +63,10 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
 }`;
 };
 
-const out = device.createBuffer({ size: WORKGROUPS * WG * 16, usage: GPUBufferUsage.STORAGE });
-const RUNS = 6;
-const kReads = WORKGROUPS * WG * STEPS * 8;   // each feeds 4 multiply-adds per row
-console.log(`${adapter.info.vendor} ${adapter.info.device}: ${WORKGROUPS} workgroups of ${WG}, ${STEPS} steps of 8 vec4 reads`);
-for (const [ROWS, qFromMemory] of [[2, false], [4, false], [4, true]]) {
- const module = device.createShaderModule({ code: kernel(ROWS, qFromMemory) });
- const error = (await module.getCompilationInfo()).messages.find((m) => m.type === 'error');
- if (error) throw new Error(`line ${error.lineNum}: ${error.message.split('\n')[0]}`);
- for (const [name, MASK] of Object.entries(PATTERNS)) {
-  const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main', constants: { MASK } } });
+
+/** Best of RUNS − 1 timed dispatches (after a warm-up) of the module's `main` with these override constants, in ms. */
+async function timeDispatches(module, constants, workgroups = WORKGROUPS) {
+  const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main', constants } });
   const group = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: out } }] });
   const querySet = device.createQuerySet({ type: 'timestamp', count: 2 * RUNS });
   const resolved = device.createBuffer({ size: 16 * RUNS, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
@@ -77,7 +76,7 @@ for (const [ROWS, qFromMemory] of [[2, false], [4, false], [4, true]]) {
     const pass = encoder.beginComputePass({ timestampWrites: { querySet, beginningOfPassWriteIndex: 2 * k, endOfPassWriteIndex: 2 * k + 1 } });
     pass.setPipeline(pipeline);
     pass.setBindGroup(0, group);
-    pass.dispatchWorkgroups(WORKGROUPS);
+    pass.dispatchWorkgroups(workgroups);
     pass.end();
   }
   encoder.resolveQuerySet(querySet, 0, 2 * RUNS, resolved, 0);
@@ -87,10 +86,74 @@ for (const [ROWS, qFromMemory] of [[2, false], [4, false], [4, true]]) {
   const stamps = new BigUint64Array(readable.getMappedRange().slice(0));
   readable.unmap();
   // The first run warms up; the best of the others counts.
-  const ms = Math.min(...Array.from({ length: RUNS - 1 }, (_, k) => Number(stamps[2 * k + 3] - stamps[2 * k + 2]) / 1e6));
+  return Math.min(...Array.from({ length: RUNS - 1 }, (_, k) => Number(stamps[2 * k + 3] - stamps[2 * k + 2]) / 1e6));
+}
+
+const out = device.createBuffer({ size: WORKGROUPS * WG * 16, usage: GPUBufferUsage.STORAGE });
+const RUNS = 6;
+const kReads = WORKGROUPS * WG * STEPS * 8;   // each feeds 4 multiply-adds per row
+console.log(`${adapter.info.vendor} ${adapter.info.device}: ${WORKGROUPS} workgroups of ${WG}, ${STEPS} steps of 8 vec4 reads`);
+for (const [ROWS, qFromMemory] of [[2, false], [4, false], [4, true]]) {
+ const module = device.createShaderModule({ code: kernel(ROWS, qFromMemory) });
+ const error = (await module.getCompilationInfo()).messages.find((m) => m.type === 'error');
+ if (error) throw new Error(`line ${error.lineNum}: ${error.message.split('\n')[0]}`);
+ for (const [name, MASK] of Object.entries(PATTERNS)) {
+  const ms = await timeDispatches(module, { MASK });
   const addresses = MASK + 1;
   console.log(`${ROWS} rows${qFromMemory ? ' read from memory' : ''}, ${name.padEnd(6)} (${String(addresses).padStart(2)} vec4 per read) ${ms.toFixed(3)} ms  ${((kReads * (8 + (qFromMemory ? ROWS : 0))) / 8 / ms / 1e6).toFixed(1)} reads/ns  ${((kReads * 4 * ROWS * 2) / ms / 1e9).toFixed(1)} TFLOP/s`);
  }
+}
+
+// Register microtiles, the other way to make a read feed more multiply-adds (the GEMM kernels' way, not the rungs'
+// so far): each invocation accumulates an R × C block of scalars (R query rows × C keys of S, say), and per step of
+// the shared dimension reads R/4 vec4s of one operand and C/4 of the other, both from workgroup memory (rows of the
+// tile hold the operands transposed, 64 vec4s of each). A subgroup is RG groups of rows × 32/RG groups of columns, so
+// a read of the first operand touches RG different vec4s, of the second 32/RG (neighbouring ones: no bank conflicts).
+// R·C multiply-adds per (R + C)/4 reads: 8 at 4 × 4 (the rungs' ratio), 16 at 8 × 8, 21.3 at 8 × 16.
+// With `pad` the workgroup also holds 12 KiB it barely uses (44 KiB in all), so at most 5 workgroups fit an SM, as in
+// a FlashAttention kernel whose tiles fill the workgroup memory.
+const microtile = (R, C, RG, WG = 128, pad = false) => {
+  const CG = 32 / RG;
+  const K_UNROLL = 4;
+  const accs = Array.from({ length: R }, (_, r) => Array.from({ length: C / 4 }, (__, y) => `acc${r}_${y}`));
+  const step = (kk) => [
+    `{ let row = ((it * ${K_UNROLL}u + ${kk}u) % 16u) * 128u;`,
+    ...Array.from({ length: R / 4 }, (_, x) => `let a${x} = tile[row + ${x * RG}u + rg];`),
+    ...Array.from({ length: C / 4 }, (_, y) => `let b${y} = tile[row + ${64 + y * CG}u + cg];`),
+    ...accs.flatMap((row, r) => row.map((name, y) => `${name} = fma(vec4<f32>(a${Math.floor(r / 4)}[${r % 4}]), b${y}, ${name});`)),
+    '}',
+  ].join('\n    ');
+  return `
+@group(0) @binding(0) var<storage, read_write> out: array<vec4<f32>>;
+var<workgroup> tile: array<vec4<f32>, 2048>;
+${pad ? 'var<workgroup> pad: array<vec4<f32>, 768>;' : ''}
+
+@compute @workgroup_size(${WG})
+fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec3u) {
+  for (var e = t; e < 2048u; e += ${WG}u) { tile[e] = vec4<f32>(f32(e % 7u) * 0.125, 0.5, -0.25, f32(e % 3u)); }
+  ${pad ? 'pad[t] = vec4<f32>(f32(t));' : ''}
+  workgroupBarrier();
+  let lane = t % 32u;
+  let rg = lane / ${CG}u;
+  let cg = lane % ${CG}u;
+  ${accs.flat().map((name) => `var ${name} = vec4<f32>(0.0);`).join(' ')}
+  for (var it = 0u; it < ${MICRO_FMAS / (R * C * K_UNROLL)}u; it++) {
+    ${Array.from({ length: K_UNROLL }, (_, kk) => step(kk)).join('\n    ')}
+  }
+  out[wid.x * ${WG}u + t] = ${accs.flat().join(' + ')}${pad ? ' + pad[(t + 1u) % 768u]' : ''};
+}`;
+};
+const MICRO_FMAS = 131072;   // scalar multiply-adds per invocation, as in the loops above
+for (const [R, C, RG, WG_M = 128, pad = false] of [[4, 4, 4], [8, 8, 4], [8, 8, 2], [8, 8, 1], [8, 16, 4], [16, 8, 4],
+  [8, 8, 4, 64, true], [8, 4, 4, 128, true], [8, 8, 4, 128, true]]) {
+  const module = device.createShaderModule({ code: microtile(R, C, RG, WG_M, pad) });
+  const error = (await module.getCompilationInfo()).messages.find((m) => m.type === 'error');
+  if (error) throw new Error(`microtile ${R}×${C}: line ${error.lineNum}: ${error.message.split('\n')[0]}`);
+  const workgroups = (WORKGROUPS * WG) / WG_M;   // the same invocations in all
+  const ms = await timeDispatches(module, {}, workgroups);
+  const perRead = (R * C) / ((R + C) / 4);
+  const shape = WG_M === WG && !pad ? '' : `, workgroups of ${WG_M}${pad ? ' with 44 KiB' : ''}`;
+  console.log(`microtile ${R}×${C}, ${RG} × ${32 / RG} groups per subgroup${shape} (${perRead.toFixed(1)} multiply-adds per read) ${ms.toFixed(3)} ms  ${((WORKGROUPS * WG * MICRO_FMAS * 2) / ms / 1e9).toFixed(1)} TFLOP/s`);
 }
 device.destroy();
 process.exit(0);

@@ -110,6 +110,89 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
 }`;
 }
 
+/**
+ * `mma` and `fa` with 8-bit integer matrices (i8 → i32, 16×16×32, the only integer shape besides 16×8×32): the same
+ * tile of 64 keys at d = 64 takes 8 multiply-accumulates for S and 8 for O (each twice the depth of an f16 one: the
+ * same operations), and a fragment of 16×32 i8 is as many bytes as one of 16×16 f16, so each load brings twice the
+ * products. Tiles hold 4 i8 per i32 word; offsets and strides count words, rows are W words apart (16 unpadded).
+ * In `fa`, S (i32) goes to workgroup memory and each invocation turns 4 neighbouring scores into 4 i8 of
+ * P = 127 · 2^(S / 2^12 − 1), packed into one word, which comes back as a left matrix.
+ */
+function kernelI8(variant, W = 16, NSG = 1, transposedV = false) {
+  const load = (type, array, offset, major) => `subgroupMatrixLoad<${type}, ${major}>(&${array}, ${offset}, ${W}u)`;
+  const sBlock = (n, k) => load('R', 'Kt', `${n}u * 16u * ${W}u + 8u * ${k}`, 'col_major');
+  // V row-major (keys × d, as in memory) needs a row_major right operand, whose 8-bit elements the matrix units want
+  // the other way round; with `transposedV` the tile holds Vᵀ (d × keys) and V loads col_major, like K.
+  const vBlock = (n, k) => (transposedV
+    ? load('R', 'Kt', `${n}u * 16u * ${W}u + 8u * ${k}`, 'col_major')
+    : load('R', 'Kt', `(32u * ${k}) * ${W}u + ${4 * n}u`, 'row_major'));
+  const roundTrip = `
+    subgroupMatrixStore<row_major>(&Sf, sg * 1024u, s0, 64u);
+    subgroupMatrixStore<row_major>(&Sf, sg * 1024u + 16u, s1, 64u);
+    subgroupMatrixStore<row_major>(&Sf, sg * 1024u + 32u, s2, 64u);
+    subgroupMatrixStore<row_major>(&Sf, sg * 1024u + 48u, s3, 64u);
+    workgroupBarrier();
+    for (var w = t % 32u; w < 256u; w += 32u) {   // 16 rows × 16 words of P for this subgroup
+      let e = sg * 1024u + (w / 16u) * 64u + (w % 16u) * 4u;
+      let x = vec4<f32>(f32(Sf[e]), f32(Sf[e + 1u]), f32(Sf[e + 2u]), f32(Sf[e + 3u]));
+      Pt[sg * 16u * ${W}u + (w / 16u) * ${W}u + w % 16u] = i32(pack4xI8(vec4<i32>(round(127.0 * exp2(x * 0.000244140625 - 1.0)))));
+    }
+    workgroupBarrier();`;
+  const keep = `
+    if (it == 0xffffffffu) {
+      subgroupMatrixStore<row_major>(&out, 0u, s0, 16u);
+      subgroupMatrixStore<row_major>(&out, 0u, s1, 16u);
+      subgroupMatrixStore<row_major>(&out, 0u, s2, 16u);
+      subgroupMatrixStore<row_major>(&out, 0u, s3, 16u);
+    }`;
+  return `
+enable chromium_experimental_subgroup_matrix;
+enable subgroups;
+alias L = subgroup_matrix_left<i8, 32, 16>;
+alias R = subgroup_matrix_right<i8, 16, 32>;
+alias A = subgroup_matrix_result<i32, 16, 16>;
+@group(0) @binding(0) var<storage, read_write> out: array<i32>;
+var<workgroup> Qt: array<i32, ${16 * NSG * W}>;   // 16 query rows × 64 i8 per subgroup, rows ${W} words apart
+var<workgroup> Kt: array<i32, ${64 * W}>;   // 64 keys × 64 i8 (also used as V)
+var<workgroup> Pt: array<i32, ${16 * NSG * W}>;   // P: 16 rows × 64 keys (i8) per subgroup
+var<workgroup> Sf: array<i32, ${1024 * NSG}>;     // S: 16 rows × 64 i32 per subgroup
+@compute @workgroup_size(${32 * NSG})
+fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec3u${NSG > 1 ? ', @builtin(subgroup_id) sg: u32' : ''}) {${NSG > 1 ? '' : '\n  let sg = 0u;'}
+  for (var e = t; e < 64u * ${W}u; e += ${32 * NSG}u) {
+    Kt[e] = i32(pack4xI8(vec4<i32>(i32(e % 5u), -i32(e % 3u), 2, -1)));
+    if (e < ${16 * NSG}u * ${W}u) {
+      Qt[e] = i32(pack4xI8(vec4<i32>(i32(e % 7u), 1, -2, i32(e % 2u))));
+      Pt[e] = i32(pack4xI8(vec4<i32>(i32(e % 3u), 3, 1, 0)));
+    }
+  }
+  workgroupBarrier();
+  var o0 = A(); var o1 = A(); var o2 = A(); var o3 = A();
+  for (var it = 0u; it < ${TILES}u; it++) {
+    var s0 = A(); var s1 = A(); var s2 = A(); var s3 = A();
+    for (var k = 0u; k < 2u; k++) {
+      let q = ${load('L', 'Qt', `sg * ${16 * W}u + 8u * k`, 'row_major')};
+      s0 = subgroupMatrixMultiplyAccumulate(q, ${sBlock(0, 'k')}, s0);
+      s1 = subgroupMatrixMultiplyAccumulate(q, ${sBlock(1, 'k')}, s1);
+      s2 = subgroupMatrixMultiplyAccumulate(q, ${sBlock(2, 'k')}, s2);
+      s3 = subgroupMatrixMultiplyAccumulate(q, ${sBlock(3, 'k')}, s3);
+    }
+    ${variant === 'fa' ? roundTrip : keep}
+    for (var k = 0u; k < 2u; k++) {
+      let p = ${load('L', 'Pt', `sg * ${16 * W}u + 8u * k`, 'row_major')};
+      o0 = subgroupMatrixMultiplyAccumulate(p, ${vBlock(0, 'k')}, o0);
+      o1 = subgroupMatrixMultiplyAccumulate(p, ${vBlock(1, 'k')}, o1);
+      o2 = subgroupMatrixMultiplyAccumulate(p, ${vBlock(2, 'k')}, o2);
+      o3 = subgroupMatrixMultiplyAccumulate(p, ${vBlock(3, 'k')}, o3);
+    }
+  }
+  let base = (wid.x * ${NSG}u + sg) * 1024u;
+  subgroupMatrixStore<row_major>(&out, base, o0, 16u);
+  subgroupMatrixStore<row_major>(&out, base + 256u, o1, 16u);
+  subgroupMatrixStore<row_major>(&out, base + 512u, o2, 16u);
+  subgroupMatrixStore<row_major>(&out, base + 768u, o3, 16u);
+}`;
+}
+
 /** The same 32 multiply-accumulates per tile with every operand loaded into registers before the loop. */
 function residentKernel() {
   const load = (type, array, offset, major) => `subgroupMatrixLoad<${type}, ${major}>(&${array}, ${offset}, 64u)`;
@@ -134,11 +217,16 @@ const runs = [
     { label: `mma, stride ${S}, 4 subgroups per workgroup`, code: kernel('mma', S, 4), workgroups: WORKGROUPS / 4 },
     { label: `fa, stride ${S}, 4 subgroups per workgroup`, code: kernel('fa', S, 4), workgroups: WORKGROUPS / 4 },
   ]),
+  // i8 with rows of 16 words (unpadded: every row of a fragment in the same banks) and 20 (each row 20 banks on).
+  ...[16, 20, 24].flatMap((W) => [false, true].flatMap((transposedV) => [
+    { label: `i8 mma, ${W} words per row${transposedV ? ', Vᵀ' : ''}, 4 subgroups per workgroup`, code: kernelI8('mma', W, 4, transposedV), workgroups: WORKGROUPS / 4 },
+    { label: `i8 fa, ${W} words per row${transposedV ? ', Vᵀ' : ''}, 4 subgroups per workgroup`, code: kernelI8('fa', W, 4, transposedV), workgroups: WORKGROUPS / 4 },
+  ])),
 ];
 for (const { label, code, workgroups } of runs) {
   const module = device.createShaderModule({ code });
   const error = (await module.getCompilationInfo()).messages.find((m) => m.type === 'error');
-  if (error) throw new Error(`${label}: line ${error.lineNum}: ${error.message.split('\n')[0]}`);
+  if (error) { console.log(`${label}: does not compile, line ${error.lineNum}: ${error.message.split("\n")[0]}`); continue; }
   let pipeline;
   try {
     pipeline = await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main' } });
@@ -166,7 +254,7 @@ for (const { label, code, workgroups } of runs) {
   readable.unmap();
   // The first dispatch warms the GPU up; the other five are timed.
   const ms = Array.from({ length: REPEATS - 1 }, (_, k) => Number(stamps[2 * k + 3] - stamps[2 * k + 2]) / 1e6);
-  const flops = WORKGROUPS * TILES * 32 * 2 * 16 * 16 * 16;
+  const flops = WORKGROUPS * TILES * 32 * 2 * 16 * 16 * 16;   // i8: 16 of 16×16×32, the same count
   const best = Math.min(...ms);
   console.log(`${label}: ${ms.map((x) => x.toFixed(2)).join(' ')} ms, best ${(flops / best / 1e9).toFixed(1)} TFLOP/s`);
 }
