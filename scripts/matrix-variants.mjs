@@ -15,7 +15,8 @@ import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 const webgpu = require('webgpu');
-const { GPUBufferUsage, GPUMapMode } = webgpu.globals;
+const { GPUBufferUsage } = webgpu.globals;
+const { uploadRandomInput, timePasses, maxErrorOnSampledRows } = await import(new URL('../../scripts/variant-harness.mjs', import.meta.url));
 
 const source = (rung) => readFileSync(new URL(`../../packages/tensor/src/${rung}.wgsl`, import.meta.url), 'utf8');
 const replace = (code, from, to) => {
@@ -117,8 +118,7 @@ const device = await adapter.requestDevice({
 
 const NSG = 4;
 const NP = Math.ceil(N / 64) * 64;
-const inputBytes = B * 3 * N * d * 4;
-const qkv = device.createBuffer({ size: inputBytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+const { qkv, at } = uploadRandomInput(device, webgpu.globals, B, N, d);
 const O = device.createBuffer({ size: B * N * d * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
 const scratch = device.createBuffer({ size: B * 6 * NP * d * 2, usage: GPUBufferUsage.STORAGE });
 const params = device.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
@@ -126,10 +126,6 @@ const packed = new ArrayBuffer(16);
 new Uint32Array(packed, 0, 3).set([N, NP, B]);
 new Float32Array(packed, 12, 1)[0] = Math.LOG2E / Math.sqrt(d);
 device.queue.writeBuffer(params, 0, packed);
-const chunk = new Float32Array(1 << 20).map(() => Math.random() * 6 - 3);
-for (let offset = 0; offset < inputBytes; offset += chunk.byteLength) {
-  device.queue.writeBuffer(qkv, offset, chunk, 0, Math.min(chunk.length, (inputBytes - offset) / 4));
-}
 
 const module = device.createShaderModule({ code: RUNGS[rung][name]() });
 const error = (await module.getCompilationInfo()).messages.find((m) => m.type === 'error');
@@ -141,64 +137,11 @@ const group = (pipeline, entries) =>
   device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: entries.map(([binding, buffer]) => ({ binding, resource: { buffer } })) });
 const convertGroup = group(convert, [[0, qkv], [2, params], [3, scratch]]);
 const mainGroup = group(main, [[1, O], [2, params], [4, scratch]]);
-const grid = (n) => [Math.min(n, 65535), Math.ceil(n / 65535)];
-
-const RUNS = 4;
-const querySet = device.createQuerySet({ type: 'timestamp', count: 2 * RUNS });
-const resolved = device.createBuffer({ size: 16 * RUNS, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
-const outRead = device.createBuffer({ size: B * N * d * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-const readable = device.createBuffer({ size: 16 * RUNS, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-const encoder = device.createCommandEncoder();
-for (let k = 0; k < RUNS; k++) {
-  const pass = encoder.beginComputePass({ timestampWrites: { querySet, beginningOfPassWriteIndex: 2 * k, endOfPassWriteIndex: 2 * k + 1 } });
-  pass.setPipeline(convert);
-  pass.setBindGroup(0, convertGroup);
-  pass.dispatchWorkgroups(...grid(Math.ceil((B * 3 * NP * d) / 4 / 256)));
-  pass.setPipeline(main);
-  pass.setBindGroup(0, mainGroup);
-  pass.dispatchWorkgroups(...grid(B * Math.ceil(N / (16 * NSG))));
-  pass.end();
-}
-encoder.resolveQuerySet(querySet, 0, 2 * RUNS, resolved, 0);
-encoder.copyBufferToBuffer(resolved, 0, readable, 0, 16 * RUNS);
-encoder.copyBufferToBuffer(O, 0, outRead, 0, B * N * d * 4);
-device.queue.submit([encoder.finish()]);
-await readable.mapAsync(GPUMapMode.READ);
-const stamps = new BigUint64Array(readable.getMappedRange().slice(0));
-readable.unmap();
-await outRead.mapAsync(GPUMapMode.READ);
-const out = new Float32Array(outRead.getMappedRange().slice(0));
-const worst = maxErrorOnSampledRows(out);
-// The first run warms up; the best of the other three counts.
-const best = Math.min(...Array.from({ length: RUNS - 1 }, (_, k) => Number(stamps[2 * k + 3] - stamps[2 * k + 2]) / 1e6));
+const { best, out } = await timePasses(device, webgpu.globals, [
+  [convert, convertGroup, Math.ceil((B * 3 * NP * d) / 4 / 256)],
+  [main, mainGroup, B * Math.ceil(N / (16 * NSG))],
+], O);
+const worst = maxErrorOnSampledRows(out, at, B, N, d);
 console.log(`${B}×${N}×${d} ${rung} ${name.padEnd(16)} ${best.toFixed(3)} ms  ${((4 * B * N * N * d) / best / 1e9).toFixed(1)} TFLOP/s  max error ${worst.toExponential(1)}`);
 device.destroy();
 process.exit(0);
-
-/** Max abs error of rows 0, 1, 17, 31, 63, 64, N/2, 3N/4 and N − 1 of the first and last batch against float64. */
-function maxErrorOnSampledRows(out) {
-  const at = (x) => chunk[x % chunk.length];
-  let worst = 0;
-  for (const b of new Set([0, B - 1])) {
-    for (const row of new Set([0, 1, 17, 31, 63, 64, N >> 1, (3 * N) >> 2, N - 1])) {
-      if (row >= N) continue;
-      const base = b * 3 * N * d;
-      const p = new Float64Array(N);
-      let max = -Infinity;
-      for (let k = 0; k < N; k++) {
-        let s = 0;
-        for (let x = 0; x < d; x++) s += at(base + row * d + x) * at(base + (N + k) * d + x);
-        p[k] = s / Math.sqrt(d);
-        max = Math.max(max, p[k]);
-      }
-      let sum = 0;
-      for (let k = 0; k < N; k++) sum += (p[k] = Math.exp(p[k] - max));
-      for (let x = 0; x < d; x++) {
-        let o = 0;
-        for (let k = 0; k < N; k++) o += p[k] * at(base + (2 * N + k) * d + x);
-        worst = Math.max(worst, Math.abs(o / sum - out[(b * N + row) * d + x]));
-      }
-    }
-  }
-  return worst;
-}

@@ -12,7 +12,8 @@ import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 const webgpu = require('webgpu');
-const { GPUBufferUsage, GPUMapMode } = webgpu.globals;
+const { GPUBufferUsage } = webgpu.globals;
+const { uploadRandomInput, timePasses, maxErrorOnSampledRows } = await import(new URL('../../scripts/variant-harness.mjs', import.meta.url));
 
 const kernel = () => readFileSync(new URL('../../scripts/microtiles-experiment.wgsl', import.meta.url), 'utf8');
 const replace = (code, from, to) => {
@@ -71,8 +72,7 @@ if (fitting.length === 0) {
 }
 const { BR, KS4 } = { ...fitting[0], ...VARIANT_LAYOUT[name] };
 const NP = Math.ceil(N / 32) * 32;
-const inputBytes = B * 3 * N * d * 4;
-const qkv = device.createBuffer({ size: inputBytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+const { qkv, at } = uploadRandomInput(device, webgpu.globals, B, N, d);
 const O = device.createBuffer({ size: B * N * d * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
 const KT = device.createBuffer({ size: B * d * NP * 4, usage: GPUBufferUsage.STORAGE });
 const params = device.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
@@ -80,10 +80,6 @@ const packed = new ArrayBuffer(16);
 new Uint32Array(packed, 0, 3).set([N, NP, B]);
 new Float32Array(packed, 12, 1)[0] = Math.LOG2E / Math.sqrt(d);
 device.queue.writeBuffer(params, 0, packed);
-const chunk = new Float32Array(1 << 20).map(() => Math.random() * 6 - 3);
-for (let offset = 0; offset < inputBytes; offset += chunk.byteLength) {
-  device.queue.writeBuffer(qkv, offset, chunk, 0, Math.min(chunk.length, (inputBytes - offset) / 4));
-}
 
 const module = device.createShaderModule({ code: VARIANTS[name]() });
 const error = (await module.getCompilationInfo()).messages.find((m) => m.type === 'error');
@@ -95,64 +91,11 @@ const transpose = pipeline('main');
 const attend = pipeline('attend');
 const transposeGroup = group(transpose, [[0, qkv], [2, params], [3, KT]]);
 const attendGroup = group(attend, [[0, qkv], [1, O], [2, params], [3, KT]]);
-const grid = (n) => [Math.min(n, 65535), Math.ceil(n / 65535)];
-
-const RUNS = 4;
-const querySet = device.createQuerySet({ type: 'timestamp', count: 2 * RUNS });
-const resolved = device.createBuffer({ size: 16 * RUNS, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
-const outRead = device.createBuffer({ size: B * N * d * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-const readable = device.createBuffer({ size: 16 * RUNS, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-const encoder = device.createCommandEncoder();
-for (let k = 0; k < RUNS; k++) {
-  const pass = encoder.beginComputePass({ timestampWrites: { querySet, beginningOfPassWriteIndex: 2 * k, endOfPassWriteIndex: 2 * k + 1 } });
-  pass.setPipeline(transpose);
-  pass.setBindGroup(0, transposeGroup);
-  pass.dispatchWorkgroups(...grid(Math.ceil((B * NP * d) / 4 / 256)));
-  pass.setPipeline(attend);
-  pass.setBindGroup(0, attendGroup);
-  pass.dispatchWorkgroups(...grid(B * Math.ceil(N / BR)));
-  pass.end();
-}
-encoder.resolveQuerySet(querySet, 0, 2 * RUNS, resolved, 0);
-encoder.copyBufferToBuffer(resolved, 0, readable, 0, 16 * RUNS);
-encoder.copyBufferToBuffer(O, 0, outRead, 0, B * N * d * 4);
-device.queue.submit([encoder.finish()]);
-await readable.mapAsync(GPUMapMode.READ);
-const stamps = new BigUint64Array(readable.getMappedRange().slice(0));
-readable.unmap();
-await outRead.mapAsync(GPUMapMode.READ);
-const out = new Float32Array(outRead.getMappedRange().slice(0));
-const worst = maxErrorOnSampledRows(out);
-// The first run warms up; the best of the other three counts.
-const best = Math.min(...Array.from({ length: RUNS - 1 }, (_, k) => Number(stamps[2 * k + 3] - stamps[2 * k + 2]) / 1e6));
+const { best, out } = await timePasses(device, webgpu.globals, [
+  [transpose, transposeGroup, Math.ceil((B * NP * d) / 4 / 256)],
+  [attend, attendGroup, B * Math.ceil(N / BR)],
+], O);
+const worst = maxErrorOnSampledRows(out, at, B, N, d);
 console.log(`${B}×${N}×${d} microtiles ${name.padEnd(12)} (BR = ${BR}, KS4 = ${KS4}) ${best.toFixed(3)} ms  ${((4 * B * N * N * d) / best / 1e9).toFixed(1)} TFLOP/s  max error ${worst.toExponential(1)}`);
 device.destroy();
 process.exit(0);
-
-/** Max abs error of rows 0, 1, 17, 31, 63, 64, N/2, 3N/4 and N − 1 of the first and last batch against float64. */
-function maxErrorOnSampledRows(out) {
-  const at = (x) => chunk[x % chunk.length];
-  let worst = 0;
-  for (const b of new Set([0, B - 1])) {
-    for (const row of new Set([0, 1, 17, 31, 63, 64, N >> 1, (3 * N) >> 2, N - 1])) {
-      if (row >= N) continue;
-      const base = b * 3 * N * d;
-      const p = new Float64Array(N);
-      let max = -Infinity;
-      for (let k = 0; k < N; k++) {
-        let s = 0;
-        for (let x = 0; x < d; x++) s += at(base + row * d + x) * at(base + (N + k) * d + x);
-        p[k] = s / Math.sqrt(d);
-        max = Math.max(max, p[k]);
-      }
-      let sum = 0;
-      for (let k = 0; k < N; k++) sum += (p[k] = Math.exp(p[k] - max));
-      for (let x = 0; x < d; x++) {
-        let o = 0;
-        for (let k = 0; k < N; k++) o += p[k] * at(base + (2 * N + k) * d + x);
-        worst = Math.max(worst, Math.abs(o / sum - out[(b * N + row) * d + x]));
-      }
-    }
-  }
-  return worst;
-}
