@@ -42,17 +42,65 @@ const WORKGROUPS = 132 * 64;
 const STRIDES = process.argv.slice(2).map(Number).filter((n) => Number.isInteger(n) && n >= 64 && n % 8 === 0);
 if (STRIDES.length === 0) STRIDES.push(64, 72);
 
-function kernel(variant, S = 64, NSG = 1) {
-  const load = (type, array, offset, major) => `subgroupMatrixLoad<${type}, ${major}>(&${array}, ${offset}, ${S}u)`;
-  const sBlock = (n, k) => load('R', 'Kt', `${n}u * 16u * ${S}u + 16u * ${k}`, 'col_major');
-  const vBlock = (n, k) => load('R', 'Kt', `(16u * ${k}) * ${S}u + ${16 * n}u`, 'row_major');
+/**
+ * What the f16 and the 8-bit integer loops differ in. f16 → f32, 16×16×16: per tile 16 multiply-accumulates for S
+ * and 16 for O, tile rows of S f16. i8 → i32, 16×16×32 (the only integer shape besides 16×8×32): the same tile takes
+ * 8 + 8 of twice the depth (the same operations), and a fragment of 16×32 i8 is as many bytes as one of 16×16 f16, so
+ * each load brings twice the products; tiles hold 4 i8 per i32 word (offsets and strides count words), rows S words
+ * apart (16 unpadded), and with `transposedV` the tile holds Vᵀ (d × keys) so that V loads col_major like K: a
+ * row_major right operand of 8-bit elements is the other way round from what the matrix units take. In `fa`, the i8
+ * loop turns 4 neighbouring scores into 4 i8 of P = 127 · 2^(S / 2^12 − 1), packed into one word (`pack4xI8`).
+ */
+const ELEMENTS = {
+  f16: {
+    enables: 'enable f16;\n',
+    types: 'alias L = subgroup_matrix_left<f16, 16, 16>;\nalias R = subgroup_matrix_right<f16, 16, 16>;\nalias A = subgroup_matrix_result<f32, 16, 16>;',
+    out: 'f32',
+    tile: 'f16',
+    scores: (S, NSG) => `array<f32, ${16 * NSG} * ${S}>`,
+    value: (expression) => `f16(f32(${expression}) * 0.01)`,
+    steps: 4,
+    step: 16, // elements of d (and keys) per multiply-accumulate
+    scoreRow: (S) => S,
+    sBlock: (S, n, k) => [`${n}u * 16u * ${S}u + 16u * ${k}`, 'col_major'],
+    vBlock: (S, n, k) => [`(16u * ${k}) * ${S}u + ${16 * n}u`, 'row_major'],
+    toP: (S) => `for (var e = sg * ${16 * S}u + t % 32u; e < (sg + 1u) * ${16 * S}u; e += 32u) { Pt[e] = f16(exp2(Sf[e] - 1.0)); }`,
+  },
+  i8: {
+    enables: '',
+    types: 'alias L = subgroup_matrix_left<i8, 32, 16>;\nalias R = subgroup_matrix_right<i8, 16, 32>;\nalias A = subgroup_matrix_result<i32, 16, 16>;',
+    out: 'i32',
+    tile: 'i32',
+    scores: (S, NSG) => `array<i32, ${1024 * NSG}>`,
+    value: (expression) => `i32(pack4xI8(vec4<i32>(i32(${expression}), 1, -2, 0)))`,
+    steps: 2,
+    step: 8, // words (32 i8) of d (and keys) per multiply-accumulate
+    scoreRow: () => 64,
+    sBlock: (S, n, k) => [`${n}u * 16u * ${S}u + 8u * ${k}`, 'col_major'],
+    vBlock: (S, n, k, transposedV) =>
+      (transposedV ? [`${n}u * 16u * ${S}u + 8u * ${k}`, 'col_major'] : [`(32u * ${k}) * ${S}u + ${4 * n}u`, 'row_major']),
+    toP: (S) => `for (var w = t % 32u; w < 256u; w += 32u) {   // 16 rows × 16 words of P for this subgroup
+      let e = sg * 1024u + (w / 16u) * 64u + (w % 16u) * 4u;
+      let x = vec4<f32>(f32(Sf[e]), f32(Sf[e + 1u]), f32(Sf[e + 2u]), f32(Sf[e + 3u]));
+      Pt[sg * 16u * ${S}u + (w / 16u) * ${S}u + w % 16u] = i32(pack4xI8(vec4<i32>(round(127.0 * exp2(x * 0.000244140625 - 1.0)))));
+    }`,
+  },
+};
+
+/** The loop of `variant` (mma or fa) with `element` (f16 or i8) tiles of row stride S, NSG subgroups per workgroup. */
+function kernel(variant, S = 64, NSG = 1, element = 'f16', transposedV = false) {
+  const e = ELEMENTS[element];
+  const load = (type, array, [offset, major]) => `subgroupMatrixLoad<${type}, ${major}>(&${array}, ${offset}, ${S}u)`;
+  const sBlock = (n, k) => load('R', 'Kt', e.sBlock(S, n, k));
+  const vBlock = (n, k) => load('R', 'Kt', e.vBlock(S, n, k, transposedV));
+  const row = e.scoreRow(S);
   const roundTrip = `
-    subgroupMatrixStore<row_major>(&Sf, sg * ${16 * S}u, s0, ${S}u);
-    subgroupMatrixStore<row_major>(&Sf, sg * ${16 * S}u + 16u, s1, ${S}u);
-    subgroupMatrixStore<row_major>(&Sf, sg * ${16 * S}u + 32u, s2, ${S}u);
-    subgroupMatrixStore<row_major>(&Sf, sg * ${16 * S}u + 48u, s3, ${S}u);
+    subgroupMatrixStore<row_major>(&Sf, sg * ${16 * row}u, s0, ${row}u);
+    subgroupMatrixStore<row_major>(&Sf, sg * ${16 * row}u + 16u, s1, ${row}u);
+    subgroupMatrixStore<row_major>(&Sf, sg * ${16 * row}u + 32u, s2, ${row}u);
+    subgroupMatrixStore<row_major>(&Sf, sg * ${16 * row}u + 48u, s3, ${row}u);
     workgroupBarrier();
-    for (var e = sg * ${16 * S}u + t % 32u; e < (sg + 1u) * ${16 * S}u; e += 32u) { Pt[e] = f16(exp2(Sf[e] - 1.0)); }
+    ${e.toP(S)}
     workgroupBarrier();`;
   const keep = `
     if (it == 0xffffffffu) {
@@ -62,123 +110,37 @@ function kernel(variant, S = 64, NSG = 1) {
       subgroupMatrixStore<row_major>(&out, 0u, s3, 16u);
     }`;
   return `
-enable f16;
-enable chromium_experimental_subgroup_matrix;
+${e.enables}enable chromium_experimental_subgroup_matrix;
 enable subgroups;
-alias L = subgroup_matrix_left<f16, 16, 16>;
-alias R = subgroup_matrix_right<f16, 16, 16>;
-alias A = subgroup_matrix_result<f32, 16, 16>;
-@group(0) @binding(0) var<storage, read_write> out: array<f32>;
-var<workgroup> Qt: array<f16, ${16 * NSG} * ${S}>;   // 16 query rows × d = 64 per subgroup, rows ${S} apart
-var<workgroup> Kt: array<f16, 64 * ${S}>;   // 64 keys × d (also used as V)
-var<workgroup> Pt: array<f16, ${16 * NSG} * ${S}>;   // P: 16 rows × 64 keys per subgroup
-var<workgroup> Sf: array<f32, ${16 * NSG} * ${S}>;   // S in f32, 16 rows per subgroup
+${e.types}
+@group(0) @binding(0) var<storage, read_write> out: array<${e.out}>;
+var<workgroup> Qt: array<${e.tile}, ${16 * NSG} * ${S}>;   // 16 query rows × d = 64 per subgroup, rows ${S} apart
+var<workgroup> Kt: array<${e.tile}, 64 * ${S}>;   // 64 keys × d (also used as V)
+var<workgroup> Pt: array<${e.tile}, ${16 * NSG} * ${S}>;   // P: 16 rows × 64 keys per subgroup
+var<workgroup> Sf: ${e.scores(S, NSG)};   // S, 16 rows per subgroup
 @compute @workgroup_size(${32 * NSG})
 fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec3u${NSG > 1 ? ', @builtin(subgroup_id) sg: u32' : ''}) {${NSG > 1 ? '' : '\n  let sg = 0u;'}
   for (var e = t; e < 64u * ${S}u; e += ${32 * NSG}u) {
-    Kt[e] = f16(f32(e % 5u) * 0.01);
+    Kt[e] = ${e.value('e % 5u')};
     if (e < ${16 * NSG}u * ${S}u) {
-      Qt[e] = f16(f32(e % 7u) * 0.01);
-      Pt[e] = f16(f32(e % 3u) * 0.01);
+      Qt[e] = ${e.value('e % 7u')};
+      Pt[e] = ${e.value('e % 3u')};
     }
   }
   workgroupBarrier();
   var o0 = A(); var o1 = A(); var o2 = A(); var o3 = A();
   for (var it = 0u; it < ${TILES}u; it++) {
     var s0 = A(); var s1 = A(); var s2 = A(); var s3 = A();
-    for (var k = 0u; k < 4u; k++) {
-      let q = ${load('L', 'Qt', `sg * ${16 * S}u + 16u * k`, 'row_major')};
+    for (var k = 0u; k < ${e.steps}u; k++) {
+      let q = ${load('L', 'Qt', [`sg * ${16 * S}u + ${e.step}u * k`, 'row_major'])};
       s0 = subgroupMatrixMultiplyAccumulate(q, ${sBlock(0, 'k')}, s0);
       s1 = subgroupMatrixMultiplyAccumulate(q, ${sBlock(1, 'k')}, s1);
       s2 = subgroupMatrixMultiplyAccumulate(q, ${sBlock(2, 'k')}, s2);
       s3 = subgroupMatrixMultiplyAccumulate(q, ${sBlock(3, 'k')}, s3);
     }
     ${variant === 'fa' ? roundTrip : keep}
-    for (var k = 0u; k < 4u; k++) {
-      let p = ${load('L', 'Pt', `sg * ${16 * S}u + 16u * k`, 'row_major')};
-      o0 = subgroupMatrixMultiplyAccumulate(p, ${vBlock(0, 'k')}, o0);
-      o1 = subgroupMatrixMultiplyAccumulate(p, ${vBlock(1, 'k')}, o1);
-      o2 = subgroupMatrixMultiplyAccumulate(p, ${vBlock(2, 'k')}, o2);
-      o3 = subgroupMatrixMultiplyAccumulate(p, ${vBlock(3, 'k')}, o3);
-    }
-  }
-  let base = (wid.x * ${NSG}u + sg) * 1024u;
-  subgroupMatrixStore<row_major>(&out, base, o0, 16u);
-  subgroupMatrixStore<row_major>(&out, base + 256u, o1, 16u);
-  subgroupMatrixStore<row_major>(&out, base + 512u, o2, 16u);
-  subgroupMatrixStore<row_major>(&out, base + 768u, o3, 16u);
-}`;
-}
-
-/**
- * `mma` and `fa` with 8-bit integer matrices (i8 → i32, 16×16×32, the only integer shape besides 16×8×32): the same
- * tile of 64 keys at d = 64 takes 8 multiply-accumulates for S and 8 for O (each twice the depth of an f16 one: the
- * same operations), and a fragment of 16×32 i8 is as many bytes as one of 16×16 f16, so each load brings twice the
- * products. Tiles hold 4 i8 per i32 word; offsets and strides count words, rows are W words apart (16 unpadded).
- * In `fa`, S (i32) goes to workgroup memory and each invocation turns 4 neighbouring scores into 4 i8 of
- * P = 127 · 2^(S / 2^12 − 1), packed into one word, which comes back as a left matrix.
- */
-function kernelI8(variant, W = 16, NSG = 1, transposedV = false) {
-  const load = (type, array, offset, major) => `subgroupMatrixLoad<${type}, ${major}>(&${array}, ${offset}, ${W}u)`;
-  const sBlock = (n, k) => load('R', 'Kt', `${n}u * 16u * ${W}u + 8u * ${k}`, 'col_major');
-  // V row-major (keys × d, as in memory) needs a row_major right operand, whose 8-bit elements the matrix units want
-  // the other way round; with `transposedV` the tile holds Vᵀ (d × keys) and V loads col_major, like K.
-  const vBlock = (n, k) => (transposedV
-    ? load('R', 'Kt', `${n}u * 16u * ${W}u + 8u * ${k}`, 'col_major')
-    : load('R', 'Kt', `(32u * ${k}) * ${W}u + ${4 * n}u`, 'row_major'));
-  const roundTrip = `
-    subgroupMatrixStore<row_major>(&Sf, sg * 1024u, s0, 64u);
-    subgroupMatrixStore<row_major>(&Sf, sg * 1024u + 16u, s1, 64u);
-    subgroupMatrixStore<row_major>(&Sf, sg * 1024u + 32u, s2, 64u);
-    subgroupMatrixStore<row_major>(&Sf, sg * 1024u + 48u, s3, 64u);
-    workgroupBarrier();
-    for (var w = t % 32u; w < 256u; w += 32u) {   // 16 rows × 16 words of P for this subgroup
-      let e = sg * 1024u + (w / 16u) * 64u + (w % 16u) * 4u;
-      let x = vec4<f32>(f32(Sf[e]), f32(Sf[e + 1u]), f32(Sf[e + 2u]), f32(Sf[e + 3u]));
-      Pt[sg * 16u * ${W}u + (w / 16u) * ${W}u + w % 16u] = i32(pack4xI8(vec4<i32>(round(127.0 * exp2(x * 0.000244140625 - 1.0)))));
-    }
-    workgroupBarrier();`;
-  const keep = `
-    if (it == 0xffffffffu) {
-      subgroupMatrixStore<row_major>(&out, 0u, s0, 16u);
-      subgroupMatrixStore<row_major>(&out, 0u, s1, 16u);
-      subgroupMatrixStore<row_major>(&out, 0u, s2, 16u);
-      subgroupMatrixStore<row_major>(&out, 0u, s3, 16u);
-    }`;
-  return `
-enable chromium_experimental_subgroup_matrix;
-enable subgroups;
-alias L = subgroup_matrix_left<i8, 32, 16>;
-alias R = subgroup_matrix_right<i8, 16, 32>;
-alias A = subgroup_matrix_result<i32, 16, 16>;
-@group(0) @binding(0) var<storage, read_write> out: array<i32>;
-var<workgroup> Qt: array<i32, ${16 * NSG * W}>;   // 16 query rows × 64 i8 per subgroup, rows ${W} words apart
-var<workgroup> Kt: array<i32, ${64 * W}>;   // 64 keys × 64 i8 (also used as V)
-var<workgroup> Pt: array<i32, ${16 * NSG * W}>;   // P: 16 rows × 64 keys (i8) per subgroup
-var<workgroup> Sf: array<i32, ${1024 * NSG}>;     // S: 16 rows × 64 i32 per subgroup
-@compute @workgroup_size(${32 * NSG})
-fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec3u${NSG > 1 ? ', @builtin(subgroup_id) sg: u32' : ''}) {${NSG > 1 ? '' : '\n  let sg = 0u;'}
-  for (var e = t; e < 64u * ${W}u; e += ${32 * NSG}u) {
-    Kt[e] = i32(pack4xI8(vec4<i32>(i32(e % 5u), -i32(e % 3u), 2, -1)));
-    if (e < ${16 * NSG}u * ${W}u) {
-      Qt[e] = i32(pack4xI8(vec4<i32>(i32(e % 7u), 1, -2, i32(e % 2u))));
-      Pt[e] = i32(pack4xI8(vec4<i32>(i32(e % 3u), 3, 1, 0)));
-    }
-  }
-  workgroupBarrier();
-  var o0 = A(); var o1 = A(); var o2 = A(); var o3 = A();
-  for (var it = 0u; it < ${TILES}u; it++) {
-    var s0 = A(); var s1 = A(); var s2 = A(); var s3 = A();
-    for (var k = 0u; k < 2u; k++) {
-      let q = ${load('L', 'Qt', `sg * ${16 * W}u + 8u * k`, 'row_major')};
-      s0 = subgroupMatrixMultiplyAccumulate(q, ${sBlock(0, 'k')}, s0);
-      s1 = subgroupMatrixMultiplyAccumulate(q, ${sBlock(1, 'k')}, s1);
-      s2 = subgroupMatrixMultiplyAccumulate(q, ${sBlock(2, 'k')}, s2);
-      s3 = subgroupMatrixMultiplyAccumulate(q, ${sBlock(3, 'k')}, s3);
-    }
-    ${variant === 'fa' ? roundTrip : keep}
-    for (var k = 0u; k < 2u; k++) {
-      let p = ${load('L', 'Pt', `sg * ${16 * W}u + 8u * k`, 'row_major')};
+    for (var k = 0u; k < ${e.steps}u; k++) {
+      let p = ${load('L', 'Pt', [`sg * ${16 * S}u + ${e.step}u * k`, 'row_major'])};
       o0 = subgroupMatrixMultiplyAccumulate(p, ${vBlock(0, 'k')}, o0);
       o1 = subgroupMatrixMultiplyAccumulate(p, ${vBlock(1, 'k')}, o1);
       o2 = subgroupMatrixMultiplyAccumulate(p, ${vBlock(2, 'k')}, o2);
@@ -219,8 +181,8 @@ const runs = [
   ]),
   // i8 with rows of 16 words (unpadded: every row of a fragment in the same banks) and 20 (each row 20 banks on).
   ...[16, 20, 24].flatMap((W) => [false, true].flatMap((transposedV) => [
-    { label: `i8 mma, ${W} words per row${transposedV ? ', Vᵀ' : ''}, 4 subgroups per workgroup`, code: kernelI8('mma', W, 4, transposedV), workgroups: WORKGROUPS / 4 },
-    { label: `i8 fa, ${W} words per row${transposedV ? ', Vᵀ' : ''}, 4 subgroups per workgroup`, code: kernelI8('fa', W, 4, transposedV), workgroups: WORKGROUPS / 4 },
+    { label: `i8 mma, ${W} words per row${transposedV ? ', Vᵀ' : ''}, 4 subgroups per workgroup`, code: kernel('mma', W, 4, 'i8', transposedV), workgroups: WORKGROUPS / 4 },
+    { label: `i8 fa, ${W} words per row${transposedV ? ', Vᵀ' : ''}, 4 subgroups per workgroup`, code: kernel('fa', W, 4, 'i8', transposedV), workgroups: WORKGROUPS / 4 },
   ])),
 ];
 for (const { label, code, workgroups } of runs) {
