@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 const webgpu = require('webgpu');
 const { GPUBufferUsage } = webgpu.globals;
-const { uploadRandomInput, timePasses, maxErrorOnSampledRows } = await import(new URL('../../scripts/variant-harness.mjs', import.meta.url));
+const { deviceWithAdapterLimits, uploadRandomInput, timePasses, maxErrorOnSampledRows } = await import(new URL('../../scripts/variant-harness.mjs', import.meta.url));
 
 const FOLDERS = { 'split-softmax': '22-split-softmax/split-softmax', 'lean-loop': '20-lean-loop/lean-loop' };
 const [tilesArg = '128,32,0', shapeArg = '500,2048,64', rung = 'split-softmax'] = process.argv.slice(2);
@@ -29,15 +29,7 @@ const KEYS = H === 1 ? 16 : 8;
 
 const instance = webgpu.create(['disable-dawn-features=timestamp_quantization']);
 const adapter = await instance.requestAdapter({ powerPreference: 'high-performance' });
-const limits = adapter.limits;
-const device = await adapter.requestDevice({
-  requiredFeatures: ['subgroups', 'timestamp-query'],
-  requiredLimits: {
-    maxComputeWorkgroupStorageSize: limits.maxComputeWorkgroupStorageSize,
-    maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize,
-    maxBufferSize: limits.maxBufferSize,
-  },
-});
+const device = await deviceWithAdapterLimits(adapter, ['subgroups', 'timestamp-query']);
 const { qkv, at } = uploadRandomInput(device, webgpu.globals, B, N, d);
 const O = device.createBuffer({ size: B * N * d * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
 const unused = () => device.createBuffer({ size: 16 * B, usage: GPUBufferUsage.STORAGE });

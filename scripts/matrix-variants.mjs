@@ -16,7 +16,7 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 const webgpu = require('webgpu');
 const { GPUBufferUsage } = webgpu.globals;
-const { uploadRandomInput, timePasses, maxErrorOnSampledRows } = await import(new URL('../../scripts/variant-harness.mjs', import.meta.url));
+const { deviceWithAdapterLimits, uploadRandomInput, timePasses, maxErrorOnSampledRows } = await import(new URL('../../scripts/variant-harness.mjs', import.meta.url));
 
 const source = (rung) => readFileSync(new URL(`../../packages/tensor/src/${rung}.wgsl`, import.meta.url), 'utf8');
 const replace = (code, from, to) => {
@@ -106,15 +106,7 @@ if (!adapter || missing.length > 0) {
   process.stderr.write(`matrix-variants: this GPU lacks ${adapter ? missing.join(', ') : 'an adapter'}; nothing to measure\n`);
   process.exit(2);
 }
-const limits = adapter.limits;
-const device = await adapter.requestDevice({
-  requiredFeatures: FEATURES,
-  requiredLimits: {
-    maxComputeWorkgroupStorageSize: limits.maxComputeWorkgroupStorageSize,
-    maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize,
-    maxBufferSize: limits.maxBufferSize,
-  },
-});
+const device = await deviceWithAdapterLimits(adapter, FEATURES);
 
 const NSG = 4;
 const NP = Math.ceil(N / 64) * 64;

@@ -13,7 +13,7 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 const webgpu = require('webgpu');
 const { GPUBufferUsage } = webgpu.globals;
-const { uploadRandomInput, timePasses, maxErrorOnSampledRows } = await import(new URL('../../scripts/variant-harness.mjs', import.meta.url));
+const { deviceWithAdapterLimits, uploadRandomInput, timePasses, maxErrorOnSampledRows } = await import(new URL('../../scripts/variant-harness.mjs', import.meta.url));
 
 const kernel = () => readFileSync(new URL('../../scripts/microtiles-experiment.wgsl', import.meta.url), 'utf8');
 const replace = (code, from, to) => {
@@ -55,15 +55,8 @@ if (![B, N, d].every((x) => Number.isInteger(x) && x > 0) || (d !== 32 && d !== 
 const instance = webgpu.create(['disable-dawn-features=timestamp_quantization']);
 const adapter = await instance.requestAdapter({ powerPreference: 'high-performance' });
 const FEATURES = ['subgroups', 'timestamp-query'];
-const limits = adapter.limits;
-const device = await adapter.requestDevice({
-  requiredFeatures: FEATURES,
-  requiredLimits: {
-    maxComputeWorkgroupStorageSize: limits.maxComputeWorkgroupStorageSize,
-    maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize,
-    maxBufferSize: limits.maxBufferSize,
-  },
-});
+const { limits } = adapter;
+const device = await deviceWithAdapterLimits(adapter, FEATURES);
 
 const fitting = LAYOUTS.filter((l) => workgroupBytes(l) <= limits.maxComputeWorkgroupStorageSize);
 if (fitting.length === 0) {

@@ -2,6 +2,15 @@
 // per run with the output read back, and a float64 check of sampled rows. Both scripts run from bundle/hw4-cli and
 // import this file from the repository (../../scripts), so only they need copying into the bundle.
 
+/** A device with these features and the adapter's own limits on workgroup memory and buffer sizes. */
+export function deviceWithAdapterLimits(adapter, requiredFeatures) {
+  const { maxComputeWorkgroupStorageSize, maxStorageBufferBindingSize, maxBufferSize } = adapter.limits;
+  return adapter.requestDevice({
+    requiredFeatures,
+    requiredLimits: { maxComputeWorkgroupStorageSize, maxStorageBufferBindingSize, maxBufferSize },
+  });
+}
+
 /** Uploads B batches of Q, K, V (N × d each) of uniform ±3 values that repeat every 2^20; `at(x)` is value x. */
 export function uploadRandomInput(device, { GPUBufferUsage }, B, N, d) {
   const chunk = new Float32Array(1 << 20).map(() => Math.random() * 6 - 3);
