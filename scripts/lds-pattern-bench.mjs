@@ -22,8 +22,9 @@ if (!adapter?.features.has('timestamp-query')) {
   process.stderr.write('lds-pattern-bench: this GPU has no timestamp-query; nothing to measure\n');
   process.exit(2);
 }
+const hasSubgroups = adapter.features.has('subgroups');
 const device = await adapter.requestDevice({
-  requiredFeatures: ['timestamp-query'],
+  requiredFeatures: ['timestamp-query', ...(hasSubgroups ? ['subgroups'] : [])],
   requiredLimits: { maxComputeWorkgroupStorageSize: adapter.limits.maxComputeWorkgroupStorageSize },   // the microtiles' 32 KiB
 });
 
@@ -34,14 +35,19 @@ const PATTERNS = { same: 0, pair: 1, quad: 3, all: 31 };
 
 // Reads vec4 ((8·it) mod 32 + x)·32 + (lane & MASK) of a 1024-vec4 tile (16 KiB), 8 per iteration, each into ROWS
 // rows' accumulators (4·ROWS multiply-adds per read); with qFromMemory also the ROWS query vec4s.
-const kernel = (ROWS, qFromMemory = false) => {
+const kernel = (ROWS, qFromMemory = false, SHUFFLES = 0) => {
   const rows = Array.from({ length: ROWS }, (_, r) => r);
   // With qFromMemory, the rows' vec4s are read each step too, 32 different ones per read (each invocation its own rows).
   const qReads = qFromMemory
     ? rows.map((r) => `let q${r} = tile[(((8u * it + ${r}u) % 32u) * 32u + lane + 512u) % 1024u];`).join('\n    ')
     : '';
   const fmas = (k, a) => rows.map((r) => `acc${r}_${a} = fma(q${r}, ${k}, acc${r}_${a});`).join(' ');
+  // With SHUFFLES, that many scalars per step also go to the partner invocation (lane ^ 1) and are added to an
+  // accumulator of the other row, as split-softmax's scores and P̃ do (about one scalar per 8 reads at d = 64).
+  const shuffles = Array.from({ length: SHUFFLES }, (_, s) =>
+    `acc0_${s % 4}[${s % 4}] += subgroupShuffleXor(acc${ROWS - 1}_${(s + 1) % 4}[${(s + 2) % 4}], 1u);`).join('\n    ');
   return `
+${SHUFFLES > 0 ? 'enable subgroups;' : ''}
 override MASK: u32;
 @group(0) @binding(0) var<storage, read_write> out: array<vec4<f32>>;
 var<workgroup> tile: array<vec4<f32>, 1024>;
@@ -58,6 +64,7 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
     ${qReads}
     ${[0, 1, 2, 3, 4, 5, 6, 7].map((x) => `let k${x} = tile[base + ${32 * x}u];`).join('\n    ')}
     ${[0, 1, 2, 3, 4, 5, 6, 7].map((x) => fmas(`k${x}`, x % 4)).join('\n    ')}
+    ${shuffles}
   }
   out[wid.x * ${WG}u + t] = ${rows.map((r) => [0, 1, 2, 3].map((a) => `acc${r}_${a}`).join(' + ')).join(' + ')};
 }`;
@@ -102,6 +109,19 @@ for (const [ROWS, qFromMemory] of [[2, false], [4, false], [4, true]]) {
   const addresses = MASK + 1;
   console.log(`${ROWS} rows${qFromMemory ? ' read from memory' : ''}, ${name.padEnd(6)} (${String(addresses).padStart(2)} vec4 per read) ${ms.toFixed(3)} ms  ${((kReads * (8 + (qFromMemory ? ROWS : 0))) / 8 / ms / 1e6).toFixed(1)} reads/ns  ${((kReads * 4 * ROWS * 2) / ms / 1e9).toFixed(1)} TFLOP/s`);
  }
+}
+
+// The same loop with scalars exchanged between the invocations of a pair (neighbouring vec4s per read, `pair`), the
+// traffic that splitting d between two invocations adds: split-softmax at d = 64 shuffles 17 scalars per 128 reads
+// (8 partial scores, 8 P̃, a rescale factor per 8 keys), about one per step here; four rows per pair would need two.
+if (hasSubgroups) {
+  for (const [ROWS, SHUFFLES] of [[2, 1], [2, 2], [2, 4], [4, 2], [4, 4]]) {
+    const module = device.createShaderModule({ code: kernel(ROWS, false, SHUFFLES) });
+    const error = (await module.getCompilationInfo()).messages.find((m) => m.type === 'error');
+    if (error) throw new Error(`shuffles: line ${error.lineNum}: ${error.message.split('\n')[0]}`);
+    const ms = await timeDispatches(module, { MASK: PATTERNS.pair });
+    console.log(`${ROWS} rows, pair   ( 2 vec4 per read), ${SHUFFLES} scalar shuffle${SHUFFLES > 1 ? 's' : ''} per 8 reads ${ms.toFixed(3)} ms  ${((kReads * 4 * ROWS * 2) / ms / 1e9).toFixed(1)} TFLOP/s`);
+  }
 }
 
 // Register microtiles, the other way to make a read feed more multiply-adds (the GEMM kernels' way, not the rungs'
