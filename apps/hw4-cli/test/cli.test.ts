@@ -93,6 +93,7 @@ describe('hw4-cli on bad input', () => {
 
   it.each([
     [['--impl', 'nope', 'a', 'b'], /unknown rung "nope"; choose one of seq-attention/],
+    [['--impl', 'in.bin', 'out.bin'], /unknown rung "in.bin"; choose one of seq-attention/],
     [['--bogus', 'a', 'b'], /Unknown option '--bogus'/],
     [['only-one.bin'], /needs INPUT and OUTPUT/],
     [['gen', 'x.bin'], /gen needs --shape/],

@@ -59,11 +59,12 @@ export function resolveRungs(list: string | undefined): readonly Rung[] {
 
 export async function runCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse('run', args, RUN_OPTIONS);
+  // The rung first: in `--impl in.bin out.bin` the flag took the input's name, and that is the error to report.
+  const implId = stringFlag(values, 'impl');
+  const chosen = implId === undefined ? undefined : resolveRung(implId);
   const [inputPath, outputPath] = expectPositionals('run', positionals, ['INPUT', 'OUTPUT']) as [string, string];
   const out = reporter(values.quiet === true, values.json === true);
   if (outputPath === STDIO_PATH && out.json) throw new UsageError('OUTPUT - and --json both write to standard output; drop one of them');
-  const implId = stringFlag(values, 'impl');
-  const chosen = implId === undefined ? undefined : resolveRung(implId);
   const threads = checkThreads(numberFlag(values, 'threads', isPositiveInteger, 'a positive integer'));
   const chunkMb = numberFlag(values, 'chunk-mb', (n) => n > 0, 'a positive number of MiB');
   const allowNonFinite = values['allow-non-finite'] === true;
