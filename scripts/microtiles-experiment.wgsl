@@ -22,7 +22,7 @@
 //   before the first barrier), and V_j+1, read during P̃ V_j, after the second. Both loops read the next step's
 //   operands before this step's multiply-adds.
 // d = 32 or 64; BR = 64 query rows (and invocations) per workgroup, 32 where workgroup memory is short. Q_iᵀ, Kᵀ_j,
-// V_j and P̃ᵀ take 45.8 KiB at d = 64 and BR = 64: five workgroups of two subgroups per SM of an H100, too few warps
+// V_j and P̃ᵀ take 45.8 KiB at d = 64 and BR = 64: at most four workgroups of two subgroups per SM of an H100, too few warps
 // for the loops to run near their own speed.
 
 enable subgroups;

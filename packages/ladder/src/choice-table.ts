@@ -5,7 +5,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
   {
     "vendor": "nvidia",
     "device": "nvidia-h100-80gb-hbm3",
-    "source": "docs/bench/nvidia-nvidia-h100-80gb-hbm3.json (2026-11-23)",
+    "source": "docs/bench/nvidia-nvidia-h100-80gb-hbm3.json (2026-11-23, 2026-11-24)",
     "classes": [
       {
         "shapeClass": "N ≤ 256, d ≤ 32",
@@ -40,11 +40,11 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "resident-o",
           "staged-matrix",
           "split-softmax",
+          "lean-loop",
           "four-rows",
           "split-keys",
           "row-split",
           "prefetch",
-          "lean-loop",
           "register-tiles",
           "compensated-matrix",
           "q-registers",
@@ -127,7 +127,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
         "resident-o",
         "staged-matrix"
       ],
-      "evidence": "13600×128×32: split-softmax 0.900 ms, lean-loop 0.894 ms; 10×2048×64: split-softmax 0.392 ms, lean-loop 0.394 ms; 500×2048×64: split-softmax 16.8 ms, lean-loop 29.5 ms; 4×32768×32: split-softmax 14.4 ms, lean-loop 14.1 ms; 2×32768×64: split-softmax 17.3 ms, lean-loop 17.8 ms; 26×32768×64: split-softmax 223.5 ms, lean-loop 224.8 ms; 4×8192×128: split-softmax 5.071 ms, lean-loop 5.404 ms; 2×32767×64: split-softmax 17.2 ms, lean-loop 17.7 ms; 4×8192×80: split-softmax 3.596 ms, lean-loop 3.599 ms; 2×8192×36: split-softmax 0.836 ms, lean-loop 0.760 ms; 2×8192×100: split-softmax 2.409 ms, lean-loop 2.403 ms"
+      "evidence": "13600×128×32: split-softmax 0.900 ms, lean-loop 0.894 ms; 10×2048×64: split-softmax 0.392 ms, lean-loop 0.394 ms; 500×2048×64: split-softmax 16.8 ms, lean-loop 17.2 ms; 4×32768×32: split-softmax 14.4 ms, lean-loop 14.1 ms; 2×32768×64: split-softmax 17.3 ms, lean-loop 17.8 ms; 26×32768×64: split-softmax 223.5 ms, lean-loop 224.8 ms; 4×8192×128: split-softmax 5.071 ms, lean-loop 5.404 ms; 2×32767×64: split-softmax 17.2 ms, lean-loop 17.7 ms; 4×8192×80: split-softmax 3.596 ms, lean-loop 3.599 ms; 2×8192×36: split-softmax 0.836 ms, lean-loop 0.760 ms; 2×8192×100: split-softmax 2.409 ms, lean-loop 2.403 ms"
     }
   }
 ];
