@@ -142,7 +142,8 @@ Files
           standard input (checked as it streams: a short or long stream is an error at its end)
   OUTPUT  B·N·d float32, no header. A regular file is written to a temporary file and renamed into place only on
           success: a failed run never leaves a partial file or touches an existing one. A symbolic link is written
-          through to its target; - (standard output), devices and FIFOs are written directly.
+          through to its target; a read-only file is refused; - (standard output), devices and FIFOs are written
+          directly.
 
 ${EXIT_CODE_HELP}
 

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, watch } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,15 +56,25 @@ export function temporaries(folder: string): string[] {
 }
 
 /**
- * Starts `hw4-cli --impl seq-attention INPUT folder/out.bin` on the CPU (slow enough to be caught), waits until its
- * temporary output file exists, sends `signal`; resolves with the exit code and stderr.
+ * Starts `hw4-cli --impl seq-attention INPUT folder/out.bin` on the CPU (slow enough to be caught), sends `signal`
+ * the moment its temporary output file appears (watched, not polled: the signal then often lands while the file's
+ * creation is still being reported back to the program, the hardest moment to clean up after); resolves with the
+ * exit code and stderr.
  */
 export async function interrupt(input: string, signal: NodeJS.Signals, folder: string): Promise<{ code: number | null; stderr: string }> {
+  let watcher: ReturnType<typeof watch> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const created = new Promise<void>((resolve) => {
+    watcher = watch(folder, () => { resolve(); });
+    timer = setTimeout(resolve, 10_000);
+  });
   const run = spawn(process.execPath, [CLI, '--impl', 'seq-attention', input, join(folder, 'out.bin')], { env: { ...process.env, FA_GPU: 'off' } });
   let stderr = '';
   run.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
   const closed = new Promise<number | null>((resolve) => run.on('close', resolve));
-  for (let k = 0; k < 1000 && temporaries(folder).length === 0; k++) await new Promise((r) => setTimeout(r, 10));
+  await created;
+  watcher?.close();
+  clearTimeout(timer);
   run.kill(signal);
   return { code: await closed, stderr };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { createReadStream, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, createReadStream, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { encodeHeader } from '@fa/io/node';
@@ -193,6 +193,16 @@ describe('exit codes and arguments (defect 5)', () => {
     const run = cli(['--impl', 'cpu', dir, fresh('folder.out')], cpuOnly);
     expect(run.code).toBe(4);
     expect(ownLines(run.stderr)).toEqual([expect.stringMatching(/is a folder; give the path of an hw4 input file/)]);
+  });
+
+  it('a read-only OUTPUT is refused, exit 4, and stays as it was', () => {
+    const target = fresh('read-only.out');
+    writeFileSync(target, 'keep');
+    chmodSync(target, 0o444);
+    const run = cli(['--impl', 'cpu', input, target], cpuOnly);
+    expect(run.code).toBe(4);
+    expect(ownLines(run.stderr)).toEqual([expect.stringMatching(/is read-only \(mode 444\); make it writable/)]);
+    expect(readFileSync(target, 'utf8')).toBe('keep');
   });
 
   it('a trailing slash on OUTPUT is an error, exit 4, and writes no file of that name', () => {

@@ -4,6 +4,7 @@
  * - an existing special file (a device, a FIFO, a socket, /dev/stdout): written directly, since renaming a temporary
  *   file over it would replace the device or pipe with a regular file;
  * - a symbolic link: followed to its target, as `cp` does, so the target is replaced and the link stays;
+ * - an existing file with no write bit set: refused rather than replaced;
  * - anything else: a regular file, written through a temporary file beside it and renamed into place.
  */
 import { lstat, readlink, realpath, stat } from 'node:fs/promises';
@@ -41,6 +42,11 @@ export async function resolveOutputTarget(path: string, name = path): Promise<Ou
   if (target.isDirectory()) throw new Hw4IoError(`output ${name}: is a folder; give a file path`);
   if (!target.isFile()) return { kind: 'special', path: absolute };
   if (link.isSymbolicLink() && isSystemPath(absolute)) return { kind: 'special', path: absolute };
+  // Renaming a finished file into place would replace even a file whose write bits are all off (the rename needs
+  // only the folder's write permission): a file marked read-only is treated as one the user means to keep.
+  if ((target.mode & 0o222) === 0) {
+    throw new Hw4IoError(`output ${name}: is read-only (mode ${(target.mode & 0o777).toString(8)}); make it writable (chmod u+w) or choose another path`);
+  }
   const real = link.isSymbolicLink() ? await realpath(absolute).catch((error: unknown) => { throw ioError(error, `output ${name}`); }) : absolute;
   return { kind: 'file', path: real, mode: target.mode & 0o777 };
 }

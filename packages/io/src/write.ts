@@ -87,13 +87,16 @@ export class AtomicFileWriter implements OutputWriter {
   static async openTarget(target: Extract<OutputTarget, { kind: 'file' }>, options: AtomicWriterOptions): Promise<AtomicFileWriter> {
     await removeStaleTemporaries(target.path);
     const temporaryPath = temporaryPathFor(target.path);
+    // Tracked before it exists: the file is created on a worker thread, and a signal that arrives after that but
+    // before `open` resolves must still find it to remove.
+    trackTemporary(temporaryPath);
     let handle: FileHandle;
     try {
       handle = await open(temporaryPath, 'wx', target.mode ?? 0o644);
     } catch (error) {
+      untrackTemporary(temporaryPath);
       throw ioError(error, `output ${options.name ?? target.path}`);
     }
-    trackTemporary(temporaryPath);
     return new AtomicFileWriter(target.path, temporaryPath, handle, options);
   }
 
