@@ -1,25 +1,25 @@
 /**
  * Whether a float32 rung can meet the tolerance on an input, from statistics gathered while reading it.
  *
- * A score s = q·k/√d is at most ‖q‖·‖k‖/√d (Cauchy–Schwarz). A float32 rung rounds the score, and the partial sums
- * of its dot product, to about ε·|s| (ε = 2⁻²³), and an error δ in the scores moves each output by at most about
- * δ·max|V|. So ε · max‖q‖ · max‖k‖/√d · max|V| estimates the float32 error from above: on uniform data of ranges
- * 3 to 40 and d = 32 to 128 it measured 1.7 to 9 times the real error of seq-flash, and about 3 times that of the
- * GPU rungs on ±40 (±3 data: about 1e-5, far inside 5e-3; ±40: 2e-2 to 4e-2, beyond it). Products
- * beyond float32's range (‖q‖·‖k‖, or N·max|V| in an unnormalized sum) overflow to Inf.
+ * Each rung that computes in float32 declares how it rounds (`rounding`, a RoundingModel), and @fa/core's
+ * `attentionErrorBound` turns that model and the input's largest row norms of Q and K and largest |v| into a proven
+ * upper bound on the error of O (docs/error-bound.md derives it: the dot-product bound γ·Σ|q_x k_x| on each score, the
+ * exponentials at WGSL's stated accuracy, the rescale factors, and the rounding of the running sums of O and ℓ, all
+ * taken the worst way at once). A rung with no model, or whose bound passes the tolerance, may miss it. Products beyond
+ * float32's range (‖q‖·‖k‖, or N·max|V| in an unnormalized sum) overflow to Inf.
  *
- * The default run moves such batches to the float64 `cpu` rung with a one-line note; a rung named with --impl stops
- * with an error instead of writing a file beyond the tolerance, unless --allow-inaccurate.
+ * The default run moves such batches to the next rung that can promise the tolerance (the float64 `cpu` rung at the
+ * end) with a one-line note; a rung named with --impl stops with an error instead of writing a file beyond the
+ * tolerance, unless --allow-inaccurate.
  *
  * Rungs that keep their operands as f16 (`reducedRange`) overflow past 65504. A row's norm bounds each of its values,
  * so max‖q‖·log₂(e)/√d (Q is scaled before it is rounded), max‖k‖ and max|v| at most 65504 keep every operand finite;
  * beyond that such a rung is refused, named or not, even with --allow-inaccurate (its output would hold Inf or NaN).
  */
-import type { Rung } from '@fa/core';
+import { attentionErrorBound, type ErrorBound, type RunEnv, type Rung } from '@fa/core';
 import { FLOAT32_MAX, type BatchStats, type Shape } from '@fa/io/node';
 import { EXIT, ExitError } from './exit-codes.js';
 
-const FLOAT32_EPSILON = 2 ** -23;
 /** The largest finite f16. */
 export const F16_MAX = 65504;
 
@@ -27,45 +27,58 @@ export const F16_MAX = 65504;
 export const ACCURATE_RUNG_IDS: ReadonlySet<string> = new Set(['cpu']);
 
 export interface Fp32Risk {
+  readonly shape: Shape;
+  /** Statistics of the batches computed (those whose K and V are finite: the others' O is NaN anyway). */
+  readonly batches: readonly BatchStats[];
   /** Upper bound on |score| over the batches: max‖q‖·max‖k‖/√d. */
-  maxScore: number;
+  readonly maxScore: number;
   /** Largest |v|. */
-  maxAbsV: number;
-  /** Estimated float32 error of O (see the file comment). */
-  error: number;
+  readonly maxAbsV: number;
   /** A float32 product or sum may overflow to Inf. */
-  overflow: boolean;
+  readonly overflow: boolean;
   /** Some value of Q·log₂(e)/√d, K or V may be beyond f16's range (see the file comment). */
-  f16Overflow: boolean;
+  readonly f16Overflow: boolean;
 }
 
 /** The float32 risk of a run of batches; batches whose K or V hold NaN/Inf are skipped (their O is NaN anyway). */
 export function fp32Risk(stats: readonly BatchStats[], shape: Shape): Fp32Risk {
-  const risk: Fp32Risk = { maxScore: 0, maxAbsV: 0, error: 0, overflow: false, f16Overflow: false };
-  for (const s of stats) {
-    if (s.nonFiniteKV) continue;
+  const batches = stats.filter((s) => !s.nonFiniteKV);
+  let maxScore = 0;
+  let maxAbsV = 0;
+  let overflow = false;
+  let f16Overflow = false;
+  for (const s of batches) {
     const product = s.maxQNorm * s.maxKNorm;
-    const score = product / Math.sqrt(shape.d);
-    risk.maxScore = Math.max(risk.maxScore, score);
-    risk.maxAbsV = Math.max(risk.maxAbsV, s.maxAbsV);
-    risk.error = Math.max(risk.error, FLOAT32_EPSILON * score * s.maxAbsV);
-    if (product > FLOAT32_MAX || s.maxAbsV * shape.N > FLOAT32_MAX) risk.overflow = true;
-    if ((s.maxQNorm * Math.LOG2E) / Math.sqrt(shape.d) > F16_MAX || s.maxKNorm > F16_MAX || s.maxAbsV > F16_MAX) risk.f16Overflow = true;
+    maxScore = Math.max(maxScore, product / Math.sqrt(shape.d));
+    maxAbsV = Math.max(maxAbsV, s.maxAbsV);
+    if (product > FLOAT32_MAX || s.maxAbsV * shape.N > FLOAT32_MAX) overflow = true;
+    if ((s.maxQNorm * Math.LOG2E) / Math.sqrt(shape.d) > F16_MAX || s.maxKNorm > F16_MAX || s.maxAbsV > F16_MAX) f16Overflow = true;
   }
-  return risk;
+  return { shape, batches, maxScore, maxAbsV, overflow, f16Overflow };
 }
 
-/** Whether the risk rules float32 out for this tolerance. */
-export function fp32Fails(risk: Fp32Risk, tolerance: number): boolean {
-  return risk.overflow || risk.error > tolerance;
+/**
+ * The proven bound on the error of `rung` over these batches (the worst batch's), or undefined when the rung declares
+ * no rounding model for this shape here.
+ */
+export function errorBound(rung: Rung, risk: Fp32Risk, env: RunEnv): ErrorBound | undefined {
+  const model = rung.rounding?.(risk.shape, env);
+  if (model === undefined) return undefined;
+  let worst: ErrorBound = { maxScore: 0, weights: 0, sums: 0, rest: 0, total: 0 };
+  for (const s of risk.batches) {
+    const bound = attentionErrorBound(s, risk.shape, model);
+    if (bound.total > worst.total) worst = bound;
+  }
+  return worst;
 }
 
-/** The input's problem for float32, in its own terms (one clause). */
-export function describeRisk(risk: Fp32Risk): string {
+/** The input's problem for a float32 rung, in its own terms (one clause). */
+export function describeRisk(risk: Fp32Risk, bound?: ErrorBound): string {
   if (risk.overflow) {
     return `its values are so large that float32 products overflow (scores up to about ${risk.maxScore.toPrecision(2)}, |V| up to ${risk.maxAbsV.toPrecision(2)}; float32 ends at 3.4e38)`;
   }
-  return `its scores reach about ${risk.maxScore.toPrecision(2)} and |V| ${risk.maxAbsV.toPrecision(2)}, so float32 rounding may cost up to about ${risk.error.toPrecision(2)}`;
+  if (bound === undefined) return 'no bound on its float32 rounding error is proven for this rung';
+  return `its scores reach about ${risk.maxScore.toPrecision(2)} and |V| ${risk.maxAbsV.toPrecision(2)}, so float32 rounding may cost up to ${bound.total.toPrecision(2)} (a proven bound)`;
 }
 
 export interface AccuracyChoice {
@@ -76,6 +89,8 @@ export interface AccuracyChoice {
 }
 
 export interface AccuracyPolicy {
+  /** Where the rungs run (their rounding models may depend on the adapter's plan). */
+  env: RunEnv;
   /** The rung picked by --impl or by default. */
   chosen: Rung;
   /** Whether --impl named it (then it is never replaced). */
@@ -110,15 +125,21 @@ export function chooseForAccuracy(policy: AccuracyPolicy, risk: Fp32Risk): Accur
       EXIT.usage,
     );
   }
-  if (ACCURATE_RUNG_IDS.has(chosen.id) || !fp32Fails(risk, tolerance)) return { rung: chosen };
+  if (ACCURATE_RUNG_IDS.has(chosen.id)) return { rung: chosen };
+  const bound = risk.overflow ? undefined : errorBound(chosen, risk, policy.env);
+  if (bound !== undefined && bound.total <= tolerance) return { rung: chosen };
   if (!policy.named) {
-    return { rung: policy.accurate, note: `hw4-cli: note: large values in this input: ${describeRisk(risk)}, beyond the tolerance ${tolerance}; computing with the float64 ${policy.accurate.id} rung` };
+    // A default rung without a proven bound here hands over silently to the fastest rung of full range that has one.
+    if (policy.fullRange !== undefined && policy.fullRange.reducedRange === undefined) {
+      return chooseForAccuracy({ ...policy, chosen: policy.fullRange, fullRange: undefined }, risk);
+    }
+    return { rung: policy.accurate, note: `hw4-cli: note: ${chosen.id} cannot promise the tolerance ${tolerance} on this input: ${describeRisk(risk, bound)}; computing with the float64 ${policy.accurate.id} rung` };
   }
   if (policy.allowInaccurate) {
-    return { rung: chosen, note: `hw4-cli: note: --allow-inaccurate: ${chosen.id} computes in float32 and this input may exceed the tolerance ${tolerance}: ${describeRisk(risk)}` };
+    return { rung: chosen, note: `hw4-cli: note: --allow-inaccurate: ${chosen.id} computes in float32 and this input may exceed the tolerance ${tolerance}: ${describeRisk(risk, bound)}` };
   }
   throw new ExitError(
-    `rung ${chosen.id} computes in float32 and cannot promise the tolerance ${tolerance} on this input: ${describeRisk(risk)}; ` +
+    `rung ${chosen.id} computes in float32 and cannot promise the tolerance ${tolerance} on this input: ${describeRisk(risk, bound)}; ` +
       `use --impl ${policy.accurate.id} (float64) or leave --impl out, or add --allow-inaccurate to run it anyway; no output was written`,
     EXIT.usage,
   );

@@ -1,4 +1,5 @@
 export * from './rung.js';
+export * from './error-bound.js';
 export * from './errors.js';
 export * from './gpu-context.js';
 export * from './run-all.js';

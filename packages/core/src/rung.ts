@@ -3,6 +3,7 @@
  * worker threads) so that benchmarks time only `run`.
  */
 import type { Shape } from '@fa/io';
+import type { RoundingModel } from './error-bound.js';
 import type { GpuContext } from './gpu-context.js';
 import type { AttentionKernel } from './gpu/attention-runner.js';
 import type { KernelSource } from './gpu/pipeline.js';
@@ -48,6 +49,12 @@ export interface RungDefinition {
    * leave the range to the fastest rung without this limit, and refuses such an input when the rung was named.
    */
   readonly reducedRange?: 'f16';
+  /**
+   * How the rung rounds when it runs `shape` here, for the proven float32 error bound (error-bound.ts): what lets
+   * hw4-cli admit an input to the rung only where the bound meets the tolerance. Absent (or undefined) where no bound is
+   * proven for the rung: then hw4-cli runs it only when asked by name with --allow-inaccurate.
+   */
+  rounding?(shape: Shape, env: RunEnv): RoundingModel | undefined;
   /** Whether the rung can run `shape` here: true, or the reason it cannot. */
   supports(shape: Shape, env: RunEnv): true | string;
   prepare(env: RunEnv, shape: Shape, options?: PrepareOptions): Promise<Runner>;

@@ -4,6 +4,7 @@
  * go into one compute pass of one command buffer, so even N = 32768 (512 tiles, 3072 dispatches) submits once.
  */
 import {
+  sequentialModel,
   checked,
   computePipelines,
   gpuHeadSizeSupport,
@@ -121,6 +122,7 @@ export const naive: RungDefinition = {
   title: 'GPU, one dispatch per step of Algorithm 1, intermediates in GPU memory',
   delta: 'Moves to the GPU with one thread per element of each step: six dispatches per K/V tile, every step through GPU memory.',
   kernels: [NAIVE_KERNEL],
+  rounding: (shape) => sequentialModel(shape, NAIVE_BC),
   supports: (shape) => gpuHeadSizeSupport(shape),
   prepare: async (env, shape, options) => {
     if (!env.gpu) throw new UnsupportedShapeError('naive needs a GPU');

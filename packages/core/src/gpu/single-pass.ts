@@ -7,6 +7,7 @@
  * readback, timestamps, error scopes).
  */
 import { formatBytes, type Shape } from '@fa/io';
+import { sequentialModel, type RoundingModel } from '../error-bound.js';
 import { UnsupportedShapeError } from '../errors.js';
 import type { GpuContext } from '../gpu-context.js';
 import type { RunEnv, RungDefinition } from '../rung.js';
@@ -44,10 +45,29 @@ export interface FollowingDispatch {
   workgroups: (batches: number) => number;
 }
 
-export interface SinglePassRung extends Omit<RungDefinition, 'kind' | 'supports' | 'prepare' | 'kernels'> {
+export interface SinglePassRung extends Omit<RungDefinition, 'kind' | 'supports' | 'prepare' | 'kernels' | 'rounding'> {
   readonly kernel: KernelSource;
   /** The plan for `shape` on this adapter, or the reason the rung cannot run it. */
   plan(shape: Shape, gpu: GpuContext): SinglePassPlan | string;
+  /**
+   * How the kernel rounds with this plan, when it is not `keyRangeModel`'s (keys added one by one to a running sum,
+   * in tiles of the plan's BC keys, over SPLITS ranges).
+   */
+  rounding?(shape: Shape, plan: SinglePassPlan): RoundingModel;
+}
+
+/**
+ * The lag of a kernel's lazy rescale: the value of its `const TAU` (base 2; O and ℓ are rescaled only when a score
+ * passes the running maximum by more than TAU), 0 without one.
+ */
+export function lazyRescaleLag(kernel: KernelSource): number {
+  const match = /const\s+TAU\s*:\s*f32\s*=\s*([0-9.]+)/.exec(kernel.code);
+  return match ? Number(match[1]) : 0;
+}
+
+/** The rounding model of a float32 kernel that adds keys one by one into its running sums (see sequentialModel). */
+export function keyRangeModel(shape: Shape, plan: SinglePassPlan, kernel: KernelSource): RoundingModel {
+  return sequentialModel(shape, plan.constants.BC ?? 1, plan.constants.SPLITS ?? 1, lazyRescaleLag(kernel));
 }
 
 /** The resources every kernel may bind by these names: the run's input, its output and the uniform. */
@@ -82,6 +102,11 @@ export function singlePassRung(rung: SinglePassRung): RungDefinition {
     supports: (shape, env) => {
       const plan = planFor(shape, env);
       return typeof plan === 'string' ? plan : true;
+    },
+    rounding: (shape, env) => {
+      const plan = planFor(shape, env);
+      if (typeof plan === 'string') return undefined;
+      return rung.rounding ? rung.rounding(shape, plan) : keyRangeModel(shape, plan, rung.kernel);
     },
     prepare: async (env, shape, options) => {
       const { gpu, plan } = planned(env, shape);

@@ -3,7 +3,7 @@
  * scores as chains of multiply-adds, the shuffle levels written out, 16 keys per step where no shuffles are needed.
  */
 import type { Shape } from '@fa/io';
-import { gpuHeadSizeSupport, singlePassRung, type GpuContext, type SinglePassPlan } from '@fa/core';
+import { blockedModel, gpuHeadSizeSupport, lazyRescaleLag, singlePassRung, type GpuContext, type RoundingModel, type SinglePassPlan } from '@fa/core';
 import { ROW_SPLIT_LAYOUT, rowGroupTilesFor, rowSplitTiles, type RowGroupLayout, type RowSplitTiles } from '../18-row-split/row-split.js';
 import { splitKeysPlan } from '../19-split-keys/split-keys.js';
 import code from './lean-loop.wgsl';
@@ -33,6 +33,15 @@ export function leanLoopPlanFor(shape: Shape, gpu: GpuContext): SinglePassPlan |
   return typeof tiles === 'string' ? tiles : leanLoopPlan(shape, tiles);
 }
 
+/**
+ * How lean-loop.wgsl (and rung 22, which keeps its loop) rounds: each step sums its KEYS products P̃·V apart before
+ * adding them to O, ℓ gains at most two sums per 16 keys (so at most N/8 additions), SPLITS key ranges are merged, and
+ * O and ℓ are rescaled lazily (TAU).
+ */
+export function leanLoopRounding(shape: Shape, plan: SinglePassPlan): RoundingModel {
+  return blockedModel(shape.d, plan.constants.KEYS ?? 16, Math.ceil(shape.N / 8), plan.constants.SPLITS ?? 1, lazyRescaleLag(LEAN_LOOP_KERNEL));
+}
+
 export const leanLoop = singlePassRung({
   id: 'lean-loop',
   title: 'GPU, split-keys with its inner loop written for the compiler: multiply-add chains, shuffles written out',
@@ -43,4 +52,5 @@ export const leanLoop = singlePassRung({
   requires: ['subgroups'],
   kernel: LEAN_LOOP_KERNEL,
   plan: leanLoopPlanFor,
+  rounding: leanLoopRounding,
 });

@@ -305,7 +305,9 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         l0 += dot(p0c + p0d, vec4<f32>(1.0));
         l1 += dot(p1c + p1d, vec4<f32>(1.0));
       }
-      // O += P̃ V_j for keys c .. c + KEYS − 1, on this invocation's columns.
+      // O += P̃ V_j for keys c .. c + KEYS − 1, on this invocation's columns. The step's products are summed
+      // apart first, so a running O sees one rounding per step, not one per key: the error bound's sum path is
+      // KEYS + N/KEYS roundings instead of N (docs/error-bound.md).
       for (var x = 0u; x < C; x++) {
         let col = h + H * x;
         let v0 = Vj[c * KS + col];
@@ -316,8 +318,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         let v5 = Vj[(c + 5u) * KS + col];
         let v6 = Vj[(c + 6u) * KS + col];
         let v7 = Vj[(c + 7u) * KS + col];
-        var o0x = addPV(addPV(o0[x], p0a, v0, v1, v2, v3), p0b, v4, v5, v6, v7);
-        var o1x = addPV(addPV(o1[x], p1a, v0, v1, v2, v3), p1b, v4, v5, v6, v7);
+        var o0x = addPV(addPV(vec4<f32>(0.0), p0a, v0, v1, v2, v3), p0b, v4, v5, v6, v7);
+        var o1x = addPV(addPV(vec4<f32>(0.0), p1a, v0, v1, v2, v3), p1b, v4, v5, v6, v7);
         if (KEYS == 16u) {
           let v8 = Vj[(c + 8u) * KS + col];
           let v9 = Vj[(c + 9u) * KS + col];
@@ -330,8 +332,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
           o0x = addPV(addPV(o0x, p0c, v8, v9, v10, v11), p0d, v12, v13, v14, v15);
           o1x = addPV(addPV(o1x, p1c, v8, v9, v10, v11), p1d, v12, v13, v14, v15);
         }
-        o0[x] = o0x;
-        o1[x] = o1x;
+        o0[x] += o0x;
+        o1[x] += o1x;
       }
     }
   }

@@ -4,7 +4,7 @@
  * one row, and a second shuffle returns the other row's P̃. Same tiles, key ranges and plan as lean-loop.
  */
 import { singlePassRung } from '@fa/core';
-import { leanLoopPlanFor } from '../20-lean-loop/lean-loop.js';
+import { leanLoopPlanFor, leanLoopRounding } from '../20-lean-loop/lean-loop.js';
 import code from './split-softmax.wgsl';
 
 export const SPLIT_SOFTMAX_KERNEL = { label: 'split-softmax.wgsl', code };
@@ -19,4 +19,5 @@ export const splitSoftmax = singlePassRung({
   requires: ['subgroups'],
   kernel: SPLIT_SOFTMAX_KERNEL,
   plan: leanLoopPlanFor,
+  rounding: leanLoopRounding,
 });

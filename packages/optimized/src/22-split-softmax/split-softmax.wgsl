@@ -348,7 +348,9 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
           lB += dot(pBc + pBd, vec4<f32>(1.0));
         }
       }
-      // O += P̃ V_j for keys c .. c + KEYS − 1, on this invocation's columns of both rows.
+      // O += P̃ V_j for keys c .. c + KEYS − 1, on this invocation's columns of both rows. The step's products are summed
+      // apart first, so a running O sees one rounding per step, not one per key: the error bound's sum path is
+      // KEYS + N/KEYS roundings instead of N (docs/error-bound.md).
       for (var x = 0u; x < C; x++) {
         let col = h + H * x;
         let v0 = Vj[c * KS + col];
@@ -359,8 +361,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         let v5 = Vj[(c + 5u) * KS + col];
         let v6 = Vj[(c + 6u) * KS + col];
         let v7 = Vj[(c + 7u) * KS + col];
-        var oAx = addPV(addPV(oA[x], pAa, v0, v1, v2, v3), pAb, v4, v5, v6, v7);
-        var oBx = addPV(addPV(oB[x], pBa, v0, v1, v2, v3), pBb, v4, v5, v6, v7);
+        var oAx = addPV(addPV(vec4<f32>(0.0), pAa, v0, v1, v2, v3), pAb, v4, v5, v6, v7);
+        var oBx = addPV(addPV(vec4<f32>(0.0), pBa, v0, v1, v2, v3), pBb, v4, v5, v6, v7);
         if (KEYS == 16u) {
           let v8 = Vj[(c + 8u) * KS + col];
           let v9 = Vj[(c + 9u) * KS + col];
@@ -373,8 +375,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
           oAx = addPV(addPV(oAx, pAc, v8, v9, v10, v11), pAd, v12, v13, v14, v15);
           oBx = addPV(addPV(oBx, pBc, v8, v9, v10, v11), pBd, v12, v13, v14, v15);
         }
-        oA[x] = oAx;
-        oB[x] = oBx;
+        oA[x] += oAx;
+        oB[x] += oBx;
       }
     }
   }
