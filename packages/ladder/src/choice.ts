@@ -54,7 +54,8 @@ export function shapeClass({ N, d }: Shape): string {
  * the highest rung on the ladder that can and has float32's range. Rungs of reduced precision (`reducedPrecision`: f16 operands that may miss
  * the 5e-3 contract) are never chosen. Rungs of reduced range only (`reducedRange`: fp32-grade, but operands stored as
  * f16, which overflow past 65504) are chosen where the bench ranks them first, unless `needs.fullRange`: hw4-cli asks
- * for that rung too, for the chunks whose values may leave f16's range.
+ * for that rung too, for the chunks whose values may leave f16's range. A GPU rung without a rounding model (no proven
+ * float32 error bound, docs/error-bound.md) is never chosen.
  */
 export function chooseRung(
   shape: Shape,
@@ -63,7 +64,10 @@ export function chooseRung(
   table: readonly AdapterChoices[] = CHOICE_TABLE,
   needs: ChoiceNeeds = {},
 ): Choice {
-  const automatic = (rung: Rung): boolean => rung.reducedPrecision === undefined && (needs.fullRange !== true || rung.reducedRange === undefined);
+  // A GPU rung must declare how it rounds, so that hw4-cli can prove its error bound (CPU rungs do, or use float64).
+  const proven = (rung: Rung): boolean => rung.kind === 'cpu' || rung.rounding?.(shape, env) !== undefined;
+  const automatic = (rung: Rung): boolean =>
+    rung.reducedPrecision === undefined && (needs.fullRange !== true || rung.reducedRange === undefined) && proven(rung);
   const runnable = (rung: Rung): boolean => automatic(rung) && canRun(rung, shape, env) === true;
   const report = env.gpu?.report;
   if (!report || report.isFallbackAdapter) {

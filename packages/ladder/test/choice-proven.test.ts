@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { canRun } from '@fa/core';
+import { SUBGROUP_MATRIX_FEATURE } from '@fa/tensor';
+import { chooseRung, findRung, LADDER, type AdapterChoices } from '../src/index.js';
+import { pretendEnv } from './pretend-gpu.js';
+
+const F16_CONFIG = { componentType: 'f16', resultComponentType: 'f32', M: 16, N: 16, K: 16 };
+const H100 = pretendEnv({ vendor: 'nvidia', device: 'nvidia-h100-80gb-hbm3', features: ['shader-f16', 'subgroups', 'timestamp-query', SUBGROUP_MATRIX_FEATURE] }, [F16_CONFIG]);
+const TABLE: AdapterChoices[] = [
+  {
+    vendor: 'nvidia',
+    device: 'nvidia-h100-80gb-hbm3',
+    source: 'test table',
+    classes: [],
+    overall: { shapeClass: 'every measured shape', ranking: ['resident-o', 'staged-matrix', 'split-softmax'], evidence: 'test' },
+  },
+];
+
+describe('the automatic choice and the proven error bound', () => {
+  it('passes over a faster rung that declares no rounding model', () => {
+    const shape = { B: 2, N: 2048, d: 64 };
+    const residentO = findRung('resident-o');
+    expect(residentO && canRun(residentO, shape, H100)).toBe(true);
+    expect(residentO?.rounding?.(shape, H100)).toBeUndefined();
+    expect(chooseRung(shape, H100, LADDER, TABLE).rung.id).toBe('split-softmax');
+  });
+
+  it('finds a rounding model for every float32 rung that can run here', () => {
+    const shape = { B: 1, N: 300, d: 64 };
+    const missing = LADDER.filter((r) => r.id !== 'cpu' && r.reducedRange === undefined && canRun(r, shape, H100) === true && r.rounding?.(shape, H100) === undefined);
+    expect(missing.map((r) => r.id)).toEqual([]);
+  });
+});
