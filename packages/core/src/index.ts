@@ -5,3 +5,4 @@ export * from './gpu-context.js';
 export * from './run-all.js';
 export * from './stream.js';
 export * from './gpu/index.js';
+export * from './sdpa/problem.js';

@@ -1,0 +1,187 @@
+/**
+ * Scaled-dot-product attention as models call it, PyTorch's `scaled_dot_product_attention` semantics with
+ * FlashAttention-2's alignment: the shapes, the options, their validation, and the one definition of which keys a query
+ * sees. The float64 oracle (@fa/reference), the CPU path and the GPU kernels (@fa/sdpa) all read these.
+ *
+ * - q [B, Hq, Lq, d], k and v [B, Hkv, Lk, d] (layout 'bhsd', PyTorch's), or [B, L, H, d] (layout 'bshd').
+ * - Hq is a multiple of Hkv; query head h reads KV head ⌊h / (Hq/Hkv)⌋ (grouped-query attention).
+ * - Scores s_ij = scale·q_i·k_j (scale 1/√d by default), plus an additive mask where given.
+ * - Query i sees key j iff j lies in the band [i + Lk − Lq − left, i + Lk − Lq + right] (left, right from `window`,
+ *   −1 for unbounded; `causal` sets right to 0: FlashAttention-2's bottom-right alignment), the block mask keeps its
+ *   block, and a boolean mask keeps the element.
+ * - A row that sees no key gives 0 (FlashAttention's convention; PyTorch gives NaN), and its log-sum-exp is −∞.
+ */
+
+export type SdpaLayout = 'bhsd' | 'bshd';
+
+export interface SdpaDims {
+  readonly B: number;
+  /** Query heads. */
+  readonly Hq: number;
+  /** Key/value heads: Hq is a multiple of it. */
+  readonly Hkv: number;
+  /** Query rows per head. */
+  readonly Lq: number;
+  /** Keys per head. */
+  readonly Lk: number;
+  /** Head size of q, k and v. */
+  readonly d: number;
+}
+
+/** An element mask, broadcast to [B, Hq, Lq, Lk] from `shape` as PyTorch broadcasts (trailing dimensions aligned). */
+export type SdpaMask =
+  | { readonly kind: 'bool'; readonly data: Uint8Array; readonly shape: readonly number[] }
+  | { readonly kind: 'additive'; readonly data: Float32Array; readonly shape: readonly number[] };
+
+/**
+ * A block mask: one flag per (query block, key block), 1 = computed; broadcast to [B, Hq, ⌈Lq/rows⌉, ⌈Lk/keys⌉] from
+ * `shape`. A block that is 0 is skipped whole (the block-sparse attention of the FlashAttention paper, §3.3).
+ */
+export interface SdpaBlockMask {
+  readonly rows: number;
+  readonly keys: number;
+  readonly data: Uint8Array;
+  readonly shape: readonly number[];
+}
+
+export interface SdpaOptions {
+  /** Multiplies q·k; default 1/√d. */
+  readonly scale?: number;
+  /** Bottom-right aligned causal mask: query i sees key j iff j ≤ i + Lk − Lq. */
+  readonly causal?: boolean;
+  /** FlashAttention-2's window_size: keys from i + Lk − Lq − left to i + Lk − Lq + right; −1 is unbounded. */
+  readonly window?: readonly [number, number];
+  readonly mask?: SdpaMask;
+  readonly blockMask?: SdpaBlockMask;
+  readonly layout?: SdpaLayout;
+}
+
+/** A mask's data with the strides that broadcast it to [B, Hq, Lq, Lk] (0 along broadcast dimensions). */
+export interface BroadcastStrides {
+  readonly b: number;
+  readonly h: number;
+  readonly i: number;
+  readonly j: number;
+}
+
+/** Everything a kernel needs to know, validated and resolved. */
+export interface SdpaProblem {
+  readonly dims: SdpaDims;
+  readonly layout: SdpaLayout;
+  readonly scale: number;
+  /** Keys before the diagonal a query sees; Infinity when unbounded. */
+  readonly left: number;
+  /** Keys after the diagonal a query sees; Infinity when unbounded (0 when causal). */
+  readonly right: number;
+  readonly mask?: { readonly kind: SdpaMask['kind']; readonly data: Uint8Array | Float32Array; readonly strides: BroadcastStrides };
+  readonly blockMask?: { readonly rows: number; readonly keys: number; readonly data: Uint8Array; readonly strides: BroadcastStrides };
+}
+
+/** A problem the caller described wrongly; the message names the problem and the fix in one line. */
+export class SdpaArgumentError extends Error {
+  override name = 'SdpaArgumentError';
+}
+
+const isCount = (n: number): boolean => Number.isSafeInteger(n) && n >= 1;
+
+/** Strides (in elements) that broadcast a tensor of `shape` to `target`, PyTorch's rules; a message when it does not. */
+export function broadcastStrides(shape: readonly number[], target: readonly [number, number, number, number], what: string): BroadcastStrides | string {
+  if (shape.length > 4 || shape.some((n) => !Number.isSafeInteger(n) || n < 1)) return `${what} has shape [${shape.join(', ')}]; give at most 4 positive sizes`;
+  const full = [...Array<number>(4 - shape.length).fill(1), ...shape];
+  const strides = [0, 0, 0, 0];
+  let stride = 1;
+  for (let axis = 3; axis >= 0; axis--) {
+    const size = full[axis] as number;
+    const want = target[axis] as number;
+    if (size !== 1 && size !== want) return `${what} of shape [${shape.join(', ')}] does not broadcast to [${target.join(', ')}]: dimension ${axis - (4 - shape.length)} is ${size}, not 1 or ${want}`;
+    strides[axis] = size === 1 ? 0 : stride;
+    stride *= size;
+  }
+  return { b: strides[0] as number, h: strides[1] as number, i: strides[2] as number, j: strides[3] as number };
+}
+
+const product = (shape: readonly number[]): number => shape.reduce((a, n) => a * n, 1);
+
+/** Validates the dimensions and options and resolves them; throws SdpaArgumentError with a one-line reason. */
+export function sdpaProblem(dims: SdpaDims, options: SdpaOptions = {}): SdpaProblem {
+  const { B, Hq, Hkv, Lq, Lk, d } = dims;
+  for (const [name, value] of Object.entries({ B, Hq, Hkv, Lq, Lk, d })) {
+    if (!isCount(value)) throw new SdpaArgumentError(`${name} is ${value}; give a positive integer`);
+  }
+  if (Hq % Hkv !== 0) throw new SdpaArgumentError(`${Hq} query heads are not a multiple of ${Hkv} key/value heads; give Hq = g·Hkv`);
+  const layout = options.layout ?? 'bhsd';
+  if (!(['bhsd', 'bshd'] as readonly string[]).includes(layout)) throw new SdpaArgumentError(`layout "${String(layout)}" is unknown; give 'bhsd' or 'bshd'`);
+  const scale = options.scale ?? 1 / Math.sqrt(d);
+  if (!Number.isFinite(scale)) throw new SdpaArgumentError(`scale is ${scale}; give a finite number`);
+  let left = Number.POSITIVE_INFINITY;
+  let right = Number.POSITIVE_INFINITY;
+  if (options.window !== undefined) {
+    const [l, r] = options.window;
+    for (const w of [l, r]) {
+      if (!Number.isSafeInteger(w) || w < -1) throw new SdpaArgumentError(`window [${l}, ${r}] is not two integers ≥ −1; give [left, right] with −1 for unbounded`);
+    }
+    if (l >= 0) left = l;
+    if (r >= 0) right = r;
+  }
+  if (options.causal === true) right = Math.min(right, 0);
+  const target: [number, number, number, number] = [B, Hq, Lq, Lk];
+  let mask: SdpaProblem['mask'];
+  if (options.mask !== undefined) {
+    const m = options.mask;
+    if (!(['bool', 'additive'] as readonly string[]).includes(m.kind)) throw new SdpaArgumentError(`mask kind "${String((m as { kind: unknown }).kind)}" is unknown; give 'bool' or 'additive'`);
+    const strides = broadcastStrides(m.shape, target, 'the mask');
+    if (typeof strides === 'string') throw new SdpaArgumentError(strides);
+    if (m.data.length !== product(m.shape)) throw new SdpaArgumentError(`the mask holds ${m.data.length} values but its shape [${m.shape.join(', ')}] needs ${product(m.shape)}`);
+    if (m.kind === 'additive' && m.data.some((x) => Number.isNaN(x) || x === Number.POSITIVE_INFINITY)) {
+      throw new SdpaArgumentError('the additive mask holds NaN or +Infinity; use finite values, or −Infinity to exclude a key');
+    }
+    mask = { kind: m.kind, data: m.data, strides };
+  }
+  let blockMask: SdpaProblem['blockMask'];
+  if (options.blockMask !== undefined) {
+    const bm = options.blockMask;
+    if (!isCount(bm.rows) || !isCount(bm.keys)) throw new SdpaArgumentError(`block mask blocks of ${bm.rows} × ${bm.keys}; give positive integers`);
+    const blocks: [number, number, number, number] = [B, Hq, Math.ceil(Lq / bm.rows), Math.ceil(Lk / bm.keys)];
+    const strides = broadcastStrides(bm.shape, blocks, 'the block mask');
+    if (typeof strides === 'string') throw new SdpaArgumentError(strides);
+    if (bm.data.length !== product(bm.shape)) throw new SdpaArgumentError(`the block mask holds ${bm.data.length} flags but its shape [${bm.shape.join(', ')}] needs ${product(bm.shape)}`);
+    blockMask = { rows: bm.rows, keys: bm.keys, data: bm.data, strides };
+  }
+  return { dims: { B, Hq, Hkv, Lq, Lk, d }, layout, scale, left, right, ...(mask ? { mask } : {}), ...(blockMask ? { blockMask } : {}) };
+}
+
+/** The keys query i may see by the band alone: [first, last] (first > last when none). */
+export function bandOf(problem: SdpaProblem, i: number): { first: number; last: number } {
+  const { Lq, Lk } = problem.dims;
+  const diagonal = i + Lk - Lq;
+  return { first: Math.max(0, diagonal - problem.left), last: Math.min(Lk - 1, diagonal + problem.right) };
+}
+
+/**
+ * What the masks add to score (b, h, i, j): 0 when the key takes part as is, a finite additive mask value, or
+ * −Infinity when it is excluded (outside the band, its block skipped, a false boolean, an additive −Infinity).
+ */
+export function maskTerm(problem: SdpaProblem, b: number, h: number, i: number, j: number): number {
+  const band = bandOf(problem, i);
+  if (j < band.first || j > band.last) return Number.NEGATIVE_INFINITY;
+  const bm = problem.blockMask;
+  if (bm !== undefined) {
+    const s = bm.strides;
+    if (bm.data[b * s.b + h * s.h + Math.floor(i / bm.rows) * s.i + Math.floor(j / bm.keys) * s.j] === 0) return Number.NEGATIVE_INFINITY;
+  }
+  const m = problem.mask;
+  if (m === undefined) return 0;
+  const value = m.data[b * m.strides.b + h * m.strides.h + i * m.strides.i + j * m.strides.j] as number;
+  if (m.kind === 'bool') return value === 0 ? Number.NEGATIVE_INFINITY : 0;
+  return value;
+}
+
+/** Element offsets of row `row` of head `h` of batch `b` of a tensor with `heads` heads and `rows` rows, in a layout. */
+export function rowOffset(layout: SdpaLayout, heads: number, rows: number, d: number, b: number, h: number, row: number): number {
+  return layout === 'bhsd' ? ((b * heads + h) * rows + row) * d : ((b * rows + row) * heads + h) * d;
+}
+
+/** The KV head query head h reads. */
+export function kvHeadOf(dims: SdpaDims, h: number): number {
+  return Math.floor(h / (dims.Hq / dims.Hkv));
+}
