@@ -110,7 +110,7 @@ export function sdpaProblem(dims: SdpaDims, options: SdpaOptions = {}): SdpaProb
   }
   if (Hq % Hkv !== 0) throw new SdpaArgumentError(`${Hq} query heads are not a multiple of ${Hkv} key/value heads; give Hq = g·Hkv`);
   const layout = options.layout ?? 'bhsd';
-  if (!(['bhsd', 'bshd'] as readonly string[]).includes(layout)) throw new SdpaArgumentError(`layout "${String(layout)}" is unknown; give 'bhsd' or 'bshd'`);
+  if (!(['bhsd', 'bshd'] as readonly string[]).includes(layout)) throw new SdpaArgumentError(`layout "${layout}" is unknown; give 'bhsd' or 'bshd'`);
   const scale = options.scale ?? 1 / Math.sqrt(d);
   if (!Number.isFinite(scale)) throw new SdpaArgumentError(`scale is ${scale}; give a finite number`);
   let left = Number.POSITIVE_INFINITY;
