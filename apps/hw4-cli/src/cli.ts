@@ -11,15 +11,18 @@ import { genCommand } from './commands/gen.js';
 import { ladderCommand } from './commands/ladder.js';
 import { listCommand } from './commands/list.js';
 import { runCommand } from './commands/run.js';
+import { asksHelp, asksVersion, commandLine, isCommandName, type CommandName } from './command-line.js';
 import { releaseAll } from './env.js';
 import { ExitError, EXIT, SIGNAL_EXITS, UsageError } from './exit-codes.js';
-import { commandHelp, COMMANDS, HELP } from './help.js';
+import { releaseFifoOpens } from './fifo-opens.js';
+import { commandHelp, HELP } from './help.js';
+import { onLauncherGone } from './parent-watch.js';
 
 function version(): string {
   return typeof __HW4_CLI_VERSION__ === 'string' ? __HW4_CLI_VERSION__ : 'development';
 }
 
-const COMMAND_RUNNERS: Record<string, (args: string[]) => Promise<number>> = {
+const COMMAND_RUNNERS: Record<CommandName, (args: string[]) => Promise<number>> = {
   gen: genCommand,
   check: checkCommand,
   ladder: ladderCommand,
@@ -30,23 +33,22 @@ const COMMAND_RUNNERS: Record<string, (args: string[]) => Promise<number>> = {
 };
 
 async function main(argv: string[]): Promise<number> {
-  const [first, ...rest] = argv;
   if (argv.length === 0) {
     process.stderr.write(`${HELP.split('\n\n')[1] ?? ''}\n\nrun hw4-cli --help for options and examples\n`);
     return EXIT.usage;
   }
-  const command = first !== undefined && first in COMMANDS ? first : argv.includes('--list') ? 'list' : undefined;
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(command === undefined ? HELP : commandHelp(command));
+  const { command, args } = commandLine(argv);
+  if (asksHelp(argv)) {
+    // A command line without a command word or --list gets the overview.
+    const named = isCommandName(argv[0]) || command === 'list';
+    process.stdout.write(named ? commandHelp(command) : HELP);
     return EXIT.ok;
   }
-  if (argv.includes('--version') || argv.includes('-V')) {
+  if (asksVersion(argv)) {
     process.stdout.write(`${version()}\n`);
     return EXIT.ok;
   }
-  if (first !== undefined && first in COMMAND_RUNNERS) return COMMAND_RUNNERS[first]!(rest);
-  if (argv.includes('--list')) return listCommand(argv.filter((a) => a !== '--list'));
-  return runCommand(argv);
+  return COMMAND_RUNNERS[command](args);
 }
 
 function exitCodeOf(error: unknown): number {
@@ -81,15 +83,33 @@ async function finish(code: number): Promise<never> {
 const argv = process.argv.slice(2);
 
 let stopping = false;
+
+/**
+ * Ends the process at once without output, for a signal or a launcher that has gone: removes the temporary files,
+ * completes pending FIFO opens (exiting waits for them), says why in one line and exits with `code`.
+ */
+function stopWithoutOutput(code: number, why: string): void {
+  if (stopping) return;
+  stopping = true;
+  removeTemporaryFilesSync();
+  releaseFifoOpens();
+  try {
+    process.stderr.write(`\nhw4-cli: ${why}; no output was written\n`);
+  } catch {
+    // No one reads stderr any more (the launcher has gone).
+  }
+  process.exit(code);
+}
+
+const SIGNAL_WORDS: Record<(typeof SIGNAL_EXITS)[number][0], string> = { SIGHUP: 'hung up', SIGINT: 'interrupted', SIGTERM: 'terminated' };
 for (const [signal, code] of SIGNAL_EXITS) {
   process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    removeTemporaryFilesSync();
-    process.stderr.write(`\nhw4-cli: ${signal === 'SIGHUP' ? 'hung up' : signal === 'SIGTERM' ? 'terminated' : 'interrupted'} (${signal}); no output was written\n`);
-    process.exit(code);
+    stopWithoutOutput(code, `${SIGNAL_WORDS[signal]} (${signal})`);
   });
 }
+onLauncherGone(() => {
+  stopWithoutOutput(EXIT.hangup, 'hung up (the hw4-cli launcher has ended)');
+});
 
 try {
   await finish(await main(argv));

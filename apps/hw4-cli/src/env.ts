@@ -5,6 +5,7 @@ import { availableParallelism } from 'node:os';
 import type { RunEnv } from '@fa/core';
 import { acquireNodeGpu, type GpuStartTimes } from '@fa/core/node';
 import { UsageError } from './exit-codes.js';
+import { reportDawnLoaded } from './parent-watch.js';
 
 /** Devices this process created, destroyed by releaseAll() before exit. */
 const devices: GPUDevice[] = [];
@@ -23,6 +24,9 @@ export function checkThreads(threads: number | undefined, cores = availableParal
   return threads;
 }
 
+/** The reason given for no GPU when the command did not ask for one (its rungs all run on the CPU). */
+export const GPU_NOT_REQUESTED = 'GPU not requested';
+
 let startTimes: GpuStartTimes | undefined;
 
 /** How long starting the GPU took in this process, once makeEnv has started it. */
@@ -32,8 +36,10 @@ export function gpuStartTimes(): GpuStartTimes | undefined {
 
 export async function makeEnv(options: { gpu: boolean; threads?: number | undefined }): Promise<RunEnv> {
   const threads = checkThreads(options.threads);
-  if (!options.gpu) return { threads, gpuUnavailableReason: 'GPU not requested' };
+  if (!options.gpu) return { threads, gpuUnavailableReason: GPU_NOT_REQUESTED };
   const acquired = await acquireNodeGpu();
+  // Dawn was loaded, and had its chance to print, unless FA_GPU turned the GPU off.
+  if (acquired.gpu || !acquired.reason.includes('FA_GPU')) reportDawnLoaded();
   if (!acquired.gpu) return { threads, gpuUnavailableReason: acquired.reason };
   startTimes = acquired.times;
   devices.push(acquired.gpu.device);

@@ -5,13 +5,9 @@
 import { DATA_KINDS } from '@fa/io/node';
 import { LADDER } from '@fa/ladder';
 import type { Options } from './args.js';
-import { BENCH_OPTIONS, DEFAULT_BENCH_SHAPES } from './commands/bench.js';
-import { CHECK_OPTIONS } from './commands/check.js';
-import { CONFORMANCE_OPTIONS } from './commands/conformance.js';
-import { GEN_OPTIONS } from './commands/gen.js';
-import { DEFAULT_LADDER_SHAPE, LADDER_OPTIONS } from './commands/ladder.js';
-import { LIST_OPTIONS } from './commands/list.js';
-import { RUN_OPTIONS } from './commands/run.js';
+import { BENCH_OPTIONS, CHECK_OPTIONS, CONFORMANCE_OPTIONS, GEN_OPTIONS, LADDER_OPTIONS, LIST_OPTIONS, RUN_OPTIONS } from './command-line.js';
+import { DEFAULT_BENCH_SHAPES } from './commands/bench.js';
+import { DEFAULT_LADDER_SHAPE } from './commands/ladder.js';
 
 /** Value name and description of each option, by long name. Options shared by several commands are described once. */
 const OPTION_DOCS: Record<string, readonly [value: string, text: string]> = {

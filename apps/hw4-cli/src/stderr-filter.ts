@@ -8,7 +8,9 @@
  */
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
+import { asksHelp, asksVersion, mayStartGpu } from './command-line.js';
 import { SIGNAL_EXITS } from './exit-codes.js';
+import { CHILD_FLAG, DAWN_LOADED } from './parent-watch.js';
 
 /** Lines that Dawn or the Vulkan loader print themselves. */
 const NATIVE_LINE = /^(Warning|Error|Info): |^\s+at .*\.(cpp|cc|h|mm):\d+\)?$|^(ERROR|WARNING|INFO): \[Loader Message\]/;
@@ -17,41 +19,39 @@ export function isNativeLine(line: string): boolean {
   return NATIVE_LINE.test(line);
 }
 
-/** Set in the child, so it does not start another. */
-const CHILD_FLAG = 'FA_STDERR_CHILD';
-
 /** The ids of the CPU rungs (a test keeps this equal to the ladder's; the launcher must not load the ladder). */
 export const CPU_RUNG_IDS: readonly string[] = ['seq-attention', 'seq-flash', 'cpu'];
 
-/** Whether this command line may start the GPU and so should run behind the filter. */
+/**
+ * Whether this command line should run behind the filter: one that may start the GPU (parsed as main parses it), or
+ * any command with FA_STDERR_FILTER=always.
+ */
 export function wantsFilter(argv: readonly string[], env: NodeJS.ProcessEnv, cpuRungIds: readonly string[] = CPU_RUNG_IDS): boolean {
-  if (env[CHILD_FLAG] === '1' || env.FA_DEBUG === '1' || env.FA_GPU === 'off' || env.FA_GPU === '0') return false;
-  if (argv.length === 0 || argv.some((a) => ['--help', '-h', '--version', '-V'].includes(a))) return false;
-  if (argv[0] === 'gen' || argv[0] === 'check') return false;
-  const impl = implOf(argv);
-  return impl === undefined || !impl.split(',').every((id) => cpuRungIds.includes(id.trim()));
+  if (env[CHILD_FLAG] === '1' || env.FA_DEBUG === '1' || argv.length === 0 || asksHelp(argv) || asksVersion(argv)) return false;
+  if (env.FA_STDERR_FILTER === 'always') return true;
+  if (env.FA_GPU === 'off' || env.FA_GPU === '0') return false;
+  return mayStartGpu(argv, cpuRungIds);
 }
 
-function implOf(argv: readonly string[]): string | undefined {
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? '';
-    if (arg === '--impl' || arg === '-i') return argv[i + 1];
-    if (arg.startsWith('--impl=')) return arg.slice('--impl='.length);
-  }
-  return undefined;
-}
-
-/** How a filtered run ended: its exit code, and how many of Dawn's lines the filter dropped. */
+/** How a filtered run ended: its exit code, how many of Dawn's lines the filter dropped, and whether it loaded Dawn. */
 export interface FilteredRun {
   code: number;
   dropped: number;
+  dawnLoaded: boolean;
 }
 
-/** Runs this same command line as a child with Dawn's lines filtered out of its stderr. */
+/**
+ * Runs this same command line as a child with Dawn's lines filtered out of its stderr. The child's fourth descriptor
+ * is an IPC channel (parent-watch.ts): it says when it has loaded Dawn, and it stops when the channel closes.
+ */
 export function runFiltered(): Promise<FilteredRun> {
   const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
-    stdio: ['inherit', 'inherit', 'pipe'],
+    stdio: ['inherit', 'inherit', 'pipe', 'ipc'],
     env: { ...process.env, [CHILD_FLAG]: '1', FA_STDERR_TTY: process.stderr.isTTY ? '1' : '0' },
+  });
+  let dawnLoaded = false;
+  child.on('message', (message) => {
+    if (message === DAWN_LOADED) dawnLoaded = true;
   });
   for (const [signal] of SIGNAL_EXITS) {
     process.on(signal, () => {
@@ -68,8 +68,9 @@ export function runFiltered(): Promise<FilteredRun> {
     if (drop) dropped++;
     return !drop;
   };
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (text: string) => {
+  // Piped (the third descriptor above), so never null; typed nullable because of the IPC descriptor.
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (text: string) => {
     const lines = (pending + text).split('\n');
     pending = lines.pop() ?? '';
     const kept = lines.filter(keep);
@@ -83,11 +84,11 @@ export function runFiltered(): Promise<FilteredRun> {
   return new Promise((resolve) => {
     child.on('close', (code, signal) => {
       if (pending.length > 0 && keep(pending)) process.stderr.write(pending);
-      resolve({ code: code ?? 128 + (signal ? constants.signals[signal] : 1), dropped });
+      resolve({ code: code ?? 128 + (signal ? constants.signals[signal] : 1), dropped, dawnLoaded });
     });
     child.on('error', (error) => {
       process.stderr.write(`hw4-cli: error: could not start: ${error.message}\n`);
-      resolve({ code: 1, dropped });
+      resolve({ code: 1, dropped, dawnLoaded });
     });
   });
 }

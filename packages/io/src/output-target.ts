@@ -28,17 +28,14 @@ export async function resolveOutputTarget(path: string, name = path): Promise<Ou
   }
   const absolute = resolve(path);
   const link = await lstat(absolute).catch((error: unknown) => {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'ELOOP') throw new Hw4IoError(`output ${name}: a folder on its path is a loop of symbolic links; fix or remove the looping link`);
     throw ioError(error, `output ${name}`);
   });
   if (link === undefined) return newFile(absolute, name);
   // stat follows links the way open() does (also the kernel's /proc/self/fd links, which realpath cannot resolve).
-  const target = link.isSymbolicLink()
-    ? await stat(absolute).catch(async () => {
-        const to = await readlink(absolute).catch(() => '?');
-        throw new Hw4IoError(`output ${name}: is a symbolic link to ${to}, which does not exist; create the target or remove the link`);
-      })
-    : link;
+  const target = link.isSymbolicLink() ? await stat(absolute).catch((error: unknown) => brokenLink(error, absolute, name)) : link;
   if (target.isDirectory()) throw new Hw4IoError(`output ${name}: is a folder; give a file path`);
   if (!target.isFile()) return { kind: 'special', path: absolute };
   if (link.isSymbolicLink() && isSystemPath(absolute)) return { kind: 'special', path: absolute };
@@ -49,6 +46,19 @@ export async function resolveOutputTarget(path: string, name = path): Promise<Ou
   }
   const real = link.isSymbolicLink() ? await realpath(absolute).catch((error: unknown) => { throw ioError(error, `output ${name}`); }) : absolute;
   return { kind: 'file', path: real, mode: target.mode & 0o777 };
+}
+
+/** Why a symbolic link cannot be followed, as a one-line Hw4IoError: its target is missing, or links lead in a loop. */
+async function brokenLink(error: unknown, path: string, name: string): Promise<never> {
+  const to = await readlink(path).catch(() => '?');
+  switch ((error as NodeJS.ErrnoException).code) {
+    case 'ENOENT':
+      throw new Hw4IoError(`output ${name}: is a symbolic link to ${to}, which does not exist; create the target or remove the link`);
+    case 'ELOOP':
+      throw new Hw4IoError(`output ${name}: is a loop of symbolic links (it points to ${to}, and following the links never reaches a file); point the link at a file or remove it`);
+    default:
+      throw ioError(error, `output ${name}`);
+  }
 }
 
 /** /dev/stdout, /dev/fd/N, /proc/self/fd/N: names of open descriptors, written directly even when they lead to a file. */

@@ -1,9 +1,11 @@
 /**
  * The writer's temporary files: `.<name>.<pid>.<8 hex>.tmp` beside the destination. Pending ones are removed by
  * signal handlers; stale ones, left by an earlier run that was killed outright (SIGKILL, a power loss), are removed
- * when the next writer for the same destination starts and finds their process gone.
+ * when the next writer for the same destination starts and finds their process gone. A name too long to fit a
+ * file name with that decoration is cut, and a hash of the whole name keeps the temporary files of two long names
+ * with the same beginning apart (`.<beginning>~<8 hex of the name>.<pid>.<8 hex>.tmp`).
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { unlinkSync } from 'node:fs';
 import { readdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -11,8 +13,35 @@ import { basename, dirname, join } from 'node:path';
 /** Temporary files not yet committed or removed, so a signal handler can remove them. */
 const pending = new Set<string>();
 
+/** The longest file name most file systems take (NAME_MAX), in bytes. */
+const NAME_MAX_BYTES = 255;
+/** What the decoration adds to the name: the dot before it, `.<pid>` (a pid has at most 10 digits), `.<8 hex>.tmp`. */
+const DECORATION_BYTES = '.'.length + '.'.length + 10 + '.'.length + 8 + '.tmp'.length;
+/** What a cut name ends with instead of its rest: `~` and 8 hex digits of the whole name's hash. */
+const HASH_TAIL_BYTES = '~'.length + 8;
+
+/** The part of a temporary file's name that names its destination: the destination's name, or its beginning and hash. */
+function temporaryStem(destination: string): string {
+  const name = basename(destination);
+  if (Buffer.byteLength(name) <= NAME_MAX_BYTES - DECORATION_BYTES) return name;
+  const hash = createHash('sha256').update(name).digest('hex').slice(0, 8);
+  return `${cutToBytes(name, NAME_MAX_BYTES - DECORATION_BYTES - HASH_TAIL_BYTES)}~${hash}`;
+}
+
+/** The longest beginning of `text` of at most `bytes` bytes in UTF-8, cut between characters. */
+function cutToBytes(text: string, bytes: number): string {
+  let cut = '';
+  let used = 0;
+  for (const character of text) {
+    used += Buffer.byteLength(character);
+    if (used > bytes) break;
+    cut += character;
+  }
+  return cut;
+}
+
 export function temporaryPathFor(destination: string): string {
-  return join(dirname(destination), `.${basename(destination)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  return join(dirname(destination), `.${temporaryStem(destination)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
 }
 
 export function trackTemporary(path: string): void {
@@ -51,7 +80,7 @@ export function processAlive(pid: number): boolean {
  */
 export async function removeStaleTemporaries(destination: string): Promise<string[]> {
   const folder = dirname(destination);
-  const prefix = `.${basename(destination)}.`;
+  const prefix = `.${temporaryStem(destination)}.`;
   const names = await readdir(folder).catch(() => [] as string[]);
   const removed: string[] = [];
   for (const name of names) {

@@ -8,11 +8,12 @@
  * about 2× this rung's error against the float64 oracle.
  */
 import type { RungDefinition } from '@fa/core';
-import { singleThreadRunner, type BatchKernel } from './single-thread.js';
+import { singleThreadRunner, wholeBatch, type BatchKernel, type SteppedKernel } from './single-thread.js';
 
 const f = Math.fround;
 
-export const seqAttentionKernel: BatchKernel = (Q, K, V, O, { N, d }) => {
+/** The kernel one query row at a time (a step is a row). */
+const seqAttentionSteps: SteppedKernel = function* (Q, K, V, O, { N, d }) {
   const scale = f(1 / Math.sqrt(d));
   const S = new Float32Array(N);
   const Oi = new Float32Array(d);
@@ -40,8 +41,11 @@ export const seqAttentionKernel: BatchKernel = (Q, K, V, O, { N, d }) => {
       for (let x = 0; x < d; x++) Oi[x] = f((Oi[x] as number) + f(p * (V[j * d + x] as number)));
     }
     for (let x = 0; x < d; x++) O[i * d + x] = f((Oi[x] as number) / l);
+    yield;
   }
 };
+
+export const seqAttentionKernel: BatchKernel = wholeBatch(seqAttentionSteps);
 
 export const seqAttention: RungDefinition = {
   id: 'seq-attention',
@@ -49,5 +53,5 @@ export const seqAttention: RungDefinition = {
   title: 'Sequential attention on one CPU thread (float32)',
   delta: 'The starting point: a full row of N scores per query, max-subtracted softmax, then P·V.',
   supports: () => true,
-  prepare: (_env, shape) => Promise.resolve(singleThreadRunner(seqAttentionKernel, shape)),
+  prepare: (_env, shape) => Promise.resolve(singleThreadRunner(seqAttentionSteps, shape)),
 };

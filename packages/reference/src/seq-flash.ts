@@ -10,7 +10,7 @@
  * and O = 0/0 = NaN (see the `negative-scores` data kind).
  */
 import type { RungDefinition } from '@fa/core';
-import { singleThreadRunner, type BatchKernel } from './single-thread.js';
+import { singleThreadRunner, wholeBatch, type BatchKernel, type SteppedKernel } from './single-thread.js';
 
 const f = Math.fround;
 
@@ -26,8 +26,13 @@ export const SEQ_FLASH_BLOCKS: FlashBlocks = { Br: 32, Bc: 32 };
  * `initialMax` is where the running maximum m starts: −∞ (correct). Passing FLT_MIN reproduces the assignment's bug,
  * for the test and the doc page that show it.
  */
-export function seqFlashKernel({ Br, Bc }: FlashBlocks = SEQ_FLASH_BLOCKS, initialMax = Number.NEGATIVE_INFINITY): BatchKernel {
-  return (Q, K, V, O, { N, d }) => {
+export function seqFlashKernel(blocks?: FlashBlocks, initialMax?: number): BatchKernel {
+  return wholeBatch(seqFlashSteps(blocks, initialMax));
+}
+
+/** The kernel one tile pair (Q_i, K_j) at a time (a step is a tile pair). */
+function seqFlashSteps({ Br, Bc }: FlashBlocks = SEQ_FLASH_BLOCKS, initialMax = Number.NEGATIVE_INFINITY): SteppedKernel {
+  return function* (Q, K, V, O, { N, d }) {
     const scale = f(1 / Math.sqrt(d));
     const Tr = Math.ceil(N / Br);
     const Tc = Math.ceil(N / Bc);
@@ -80,6 +85,7 @@ export function seqFlashKernel({ Br, Bc }: FlashBlocks = SEQ_FLASH_BLOCKS, initi
           l[row] = lNew;
           m[row] = mNew;
         }
+        yield;
       }
     }
   };
@@ -91,5 +97,5 @@ export const seqFlash: RungDefinition = {
   title: 'FlashAttention Algorithm 1 on one CPU thread (float32)',
   delta: 'Tiles K/V (outer loop) and Q (inner loop) with a running max m and sum ℓ, so no full row of scores exists.',
   supports: () => true,
-  prepare: (_env, shape) => Promise.resolve(singleThreadRunner(seqFlashKernel(), shape)),
+  prepare: (_env, shape) => Promise.resolve(singleThreadRunner(seqFlashSteps(), shape)),
 };

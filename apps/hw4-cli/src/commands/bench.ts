@@ -11,28 +11,14 @@ import { adapterName, canRun, prepareCopyFloor, runAll, type Runner, type Rung, 
 import { attentionFlops, DEFAULT_TOLERANCE, generateInput, parseShape, writeFileAtomic, writeHw4Input, type Shape } from '@fa/io/node';
 import { attentionOracleRows, compareRows, outputRows, sampleRows } from '@fa/reference';
 import { isPositiveInteger, numberFlag, parse, stringFlag } from '../args.js';
+import { BENCH_OPTIONS } from '../command-line.js';
 import { measure, median, type Timing } from '../bench/measure.js';
 import { benchMarkdown, benchSvg, type BenchCell, type BenchReport, type BenchShape } from '../bench/report.js';
 import { parseTorchDtypes, timeTorch, torchUnavailable, type TorchDtype } from '../bench/torch.js';
 import { makeEnv } from '../env.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { reporter } from '../output.js';
-import { resolveRungs } from './run.js';
-
-export const BENCH_OPTIONS = {
-  shapes: { type: 'string', short: 's' },
-  impl: { type: 'string', short: 'i' },
-  repeats: { type: 'string', short: 'r' },
-  'budget-s': { type: 'string' },
-  render: { type: 'boolean' },
-  out: { type: 'string', short: 'o' },
-  python: { type: 'string' },
-  'no-torch': { type: 'boolean' },
-  'torch-dtype': { type: 'string' },
-  threads: { type: 'string' },
-  json: { type: 'boolean' },
-  quiet: { type: 'boolean', short: 'q' },
-} as const;
+import { needsGpu, resolveRungs } from './run.js';
 
 /** The shapes the ladder's docs report: the large cases of the original suite and one beyond it. */
 export const DEFAULT_BENCH_SHAPES = '13600,128,32 10,2048,64 500,2048,64 4,32768,32 2,32768,64 26,32768,64';
@@ -56,7 +42,7 @@ export async function benchCommand(args: string[]): Promise<number> {
   const torchDtypes = parseTorchDtypes(stringFlag(values, 'torch-dtype') ?? 'fp32');
   if (typeof torchDtypes === 'string') throw new UsageError(`--torch-dtype: ${torchDtypes}`);
   if (values.render === true) return renderOnly(stringFlag(values, 'out') ?? 'docs/bench', out.info);
-  const env = await makeEnv({ gpu: true, threads: numberFlag(values, 'threads', isPositiveInteger, 'a positive integer') });
+  const env = await makeEnv({ gpu: needsGpu(rungs), threads: numberFlag(values, 'threads', isPositiveInteger, 'a positive integer') });
   const torchReason = values['no-torch'] === true ? 'not requested (--no-torch)' : torchUnavailable(python);
   const adapter = env.gpu ? adapterName(env.gpu.report) : `no GPU (${env.gpuUnavailableReason ?? 'unknown'})`;
   out.info(`bench on ${adapter}; PyTorch: ${torchReason ?? `yes (${torchDtypes.join(', ')})`}`);

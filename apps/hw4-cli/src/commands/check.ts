@@ -3,6 +3,7 @@
  * float64 oracle computed from the input (every row, or N sampled rows per batch for large inputs), or with a
  * reference output file, batch by batch.
  */
+import { stat } from 'node:fs/promises';
 import {
   Comparator,
   DEFAULT_TOLERANCE,
@@ -10,27 +11,22 @@ import {
   formatShape,
   hasNonFinite,
   Hw4Input,
+  Hw4IoError,
   Hw4Output,
   maskNonFiniteOutput,
   matrixFloats,
   STDIO_PATH,
   zeroNonFinite,
   type BatchStats,
+  type Shape,
 } from '@fa/io/node';
 import { attentionOracle, attentionOracleRows, sampleRows } from '@fa/reference';
 import { expectPositionals, isPositiveInteger, numberFlag, parse, stringFlag } from '../args.js';
+import { CHECK_OPTIONS } from '../command-line.js';
 import { EXIT, UsageError } from '../exit-codes.js';
+import { whileOpening } from '../fifo-opens.js';
 import { reporter } from '../output.js';
 import { Progress } from '../progress.js';
-
-export const CHECK_OPTIONS = {
-  expected: { type: 'string', short: 'e' },
-  tolerance: { type: 'string', short: 't' },
-  rows: { type: 'string' },
-  'allow-non-finite': { type: 'boolean' },
-  json: { type: 'boolean' },
-  quiet: { type: 'boolean', short: 'q' },
-} as const;
 
 export async function checkCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse('check', args, CHECK_OPTIONS);
@@ -44,13 +40,13 @@ export async function checkCommand(args: string[]): Promise<number> {
   const expectedPath = stringFlag(values, 'expected');
   const sampled = numberFlag(values, 'rows', isPositiveInteger, 'a positive number of rows per batch');
   if (sampled !== undefined && expectedPath !== undefined) throw new UsageError('--rows checks against the oracle; it cannot be combined with --expected');
-  const input = await Hw4Input.open(inputPath);
+  const input = await whileOpening(inputPath, () => Hw4Input.open(inputPath));
   const { shape } = input;
-  const actual = await Hw4Output.open(outputPath, shape).catch(async (error: unknown) => {
+  const actual = await openToCompare(outputPath, shape, 'OUTPUT').catch(async (error: unknown) => {
     await input.close();
     throw error;
   });
-  const expected = expectedPath === undefined ? undefined : await Hw4Output.open(expectedPath, shape).catch(async (error: unknown) => {
+  const expected = expectedPath === undefined ? undefined : await openToCompare(expectedPath, shape, '--expected').catch(async (error: unknown) => {
     await Promise.all([input.close(), actual.close()]);
     throw error;
   });
@@ -99,4 +95,12 @@ export async function checkCommand(args: string[]): Promise<number> {
   } finally {
     await Promise.all([input.close(), actual.close(), expected?.close()]);
   }
+}
+
+/** Opens an output file to compare, refusing a folder (which opens for reading too, and would be taken for a short file). */
+async function openToCompare(path: string, shape: Shape, what: string): Promise<Hw4Output> {
+  if ((await stat(path).catch(() => undefined))?.isDirectory() === true) {
+    throw new Hw4IoError(`${what} ${path}: is a folder; give the path of an hw4 output file`);
+  }
+  return whileOpening(path, () => Hw4Output.open(path, shape));
 }

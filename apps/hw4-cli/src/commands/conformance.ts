@@ -6,25 +6,19 @@
 import { unavailableReason } from '@fa/core';
 import { CONFORMANCE_CASES, checkConformance, type ConformanceResult } from '@fa/ladder';
 import { isPositiveInteger, numberFlag, parse, stringFlag } from '../args.js';
+import { CONFORMANCE_OPTIONS } from '../command-line.js';
 import { makeEnv } from '../env.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { reporter } from '../output.js';
 import { textTable } from '../table.js';
-import { resolveRungs } from './run.js';
-
-export const CONFORMANCE_OPTIONS = {
-  impl: { type: 'string', short: 'i' },
-  threads: { type: 'string' },
-  json: { type: 'boolean' },
-  quiet: { type: 'boolean', short: 'q' },
-} as const;
+import { needsGpu, resolveRungs } from './run.js';
 
 export async function conformanceCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse('conformance', args, CONFORMANCE_OPTIONS);
   if (positionals.length > 0) throw new UsageError(`hw4-cli conformance takes no file arguments (got ${positionals.join(' ')})`);
   const out = reporter(values.quiet === true, values.json === true);
   const rungs = resolveRungs(stringFlag(values, 'impl'));
-  const env = await makeEnv({ gpu: true, threads: numberFlag(values, 'threads', isPositiveInteger, 'a positive integer') });
+  const env = await makeEnv({ gpu: needsGpu(rungs), threads: numberFlag(values, 'threads', isPositiveInteger, 'a positive integer') });
   const results: ConformanceResult[] = [];
   const skipped: { rung: string; reason: string }[] = [];
   for (const rung of rungs) {

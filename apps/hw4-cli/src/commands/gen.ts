@@ -16,18 +16,11 @@ import {
 } from '@fa/io/node';
 import { attentionOracle } from '@fa/reference';
 import { expectPositionals, isNonNegativeInteger, numberFlag, parse, stringFlag } from '../args.js';
+import { GEN_OPTIONS } from '../command-line.js';
 import { EXIT, UsageError } from '../exit-codes.js';
+import { whileOpening } from '../fifo-opens.js';
 import { reporter } from '../output.js';
 import { Progress } from '../progress.js';
-
-export const GEN_OPTIONS = {
-  shape: { type: 'string', short: 's' },
-  kind: { type: 'string', short: 'k' },
-  seed: { type: 'string' },
-  range: { type: 'string' },
-  expected: { type: 'string' },
-  quiet: { type: 'boolean', short: 'q' },
-} as const;
 
 export async function genCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse('gen', args, GEN_OPTIONS);
@@ -54,12 +47,12 @@ export async function genCommand(args: string[]): Promise<number> {
       progress.update(done);
     }
   };
-  await writeHw4Input(outputPath, shape, chunks());
+  await whileOpening(outputPath, () => writeHw4Input(outputPath, shape, chunks()));
   progress.finish();
   out.info(`wrote ${outputPath === '-' ? 'standard output' : outputPath}: ${formatShape(shape)}, ${spec.kind ?? 'uniform'} data, seed ${spec.seed ?? 1}`);
   const expectedPath = stringFlag(values, 'expected');
   if (expectedPath !== undefined) {
-    const writer = await openOutput(expectedPath);
+    const writer = await whileOpening(expectedPath, () => openOutput(expectedPath));
     try {
       const oracleProgress = Progress.forStderr(shape.B, 'batches (float64 oracle)', out.quiet);
       let b = 0;

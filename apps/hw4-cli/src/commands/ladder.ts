@@ -8,22 +8,13 @@ import { NO_ADAPTER_HINT } from '@fa/core/node';
 import { attentionFlops, compareOutputs, formatShape, generateInput, parseDataKind, parseShape, type Comparison } from '@fa/io/node';
 import { attentionOracle } from '@fa/reference';
 import { isNonNegativeInteger, isPositiveInteger, numberFlag, parse, stringFlag } from '../args.js';
-import { makeEnv } from '../env.js';
+import { LADDER_OPTIONS } from '../command-line.js';
+import { GPU_NOT_REQUESTED, makeEnv } from '../env.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { reporter } from '../output.js';
 import { milliseconds, textTable } from '../table.js';
-import { resolveRungs } from './run.js';
+import { needsGpu, resolveRungs } from './run.js';
 import { formatAdapter } from './list.js';
-
-export const LADDER_OPTIONS = {
-  shape: { type: 'string', short: 's' },
-  kind: { type: 'string', short: 'k' },
-  seed: { type: 'string' },
-  impl: { type: 'string', short: 'i' },
-  threads: { type: 'string' },
-  json: { type: 'boolean' },
-  quiet: { type: 'boolean', short: 'q' },
-} as const;
 
 export const DEFAULT_LADDER_SHAPE = '4,512,64';
 
@@ -50,7 +41,7 @@ export async function ladderCommand(args: string[]): Promise<number> {
   const kind = parseDataKind(stringFlag(values, 'kind') ?? 'uniform');
   const seed = numberFlag(values, 'seed', isNonNegativeInteger, 'a non-negative integer') ?? 1;
   const rungs = resolveRungs(stringFlag(values, 'impl'));
-  const env = await makeEnv({ gpu: true, threads: numberFlag(values, 'threads', isPositiveInteger, 'a positive integer') });
+  const env = await makeEnv({ gpu: needsGpu(rungs), threads: numberFlag(values, 'threads', isPositiveInteger, 'a positive integer') });
 
   out.info(`ladder on ${formatShape(shape)}, ${kind} data, seed ${seed}: ${(attentionFlops(shape) / 1e6).toFixed(0)} MFLOP per rung`);
   const input = generateInput({ shape, kind, seed });
@@ -113,6 +104,8 @@ export async function ladderCommand(args: string[]): Promise<number> {
       `"error ÷ seq-attention's" compares a rung's error with the plain float32 rung's: below 1 is more accurate, not faster`,
   );
   if (env.gpu) out.info(formatAdapter(env.gpu.report));
-  else out.info(`GPU: none (${env.gpuUnavailableReason ?? 'unknown reason'})${env.gpuUnavailableReason?.includes('lavapipe') ? '' : `; ${NO_ADAPTER_HINT}`}`);
+  else if (env.gpuUnavailableReason !== GPU_NOT_REQUESTED) {
+    out.info(`GPU: none (${env.gpuUnavailableReason ?? 'unknown reason'})${env.gpuUnavailableReason?.includes('lavapipe') ? '' : `; ${NO_ADAPTER_HINT}`}`);
+  }
   return failed.length > 0 ? EXIT.mismatch : EXIT.ok;
 }

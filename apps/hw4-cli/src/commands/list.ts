@@ -6,12 +6,11 @@ import { adapterName, unavailableReason, type AdapterReport, type RunEnv } from 
 import { formatBytes, formatShape, parseShape, type Shape } from '@fa/io/node';
 import { chooseRung, LADDER } from '@fa/ladder';
 import { parse, stringFlag } from '../args.js';
+import { LIST_OPTIONS } from '../command-line.js';
 import { DEFAULT_BENCH_SHAPES } from './bench.js';
 import { makeEnv } from '../env.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { textTable } from '../table.js';
-
-export const LIST_OPTIONS = { json: { type: 'boolean' }, shape: { type: 'string', short: 's' } } as const;
 
 /** hw4-cli --list [--json]. */
 export async function listCommand(args: string[]): Promise<number> {

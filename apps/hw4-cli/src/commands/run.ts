@@ -29,22 +29,15 @@ import {
 import { chooseRung, fastestRung, findRung, LADDER } from '@fa/ladder';
 import { ACCURATE_RUNG_IDS, chooseForAccuracy, describeRisk, fp32Risk, type AccuracyPolicy, type Fp32Risk } from '../accuracy.js';
 import { expectPositionals, isPositiveInteger, numberFlag, parse, stringFlag } from '../args.js';
+import { RUN_OPTIONS } from '../command-line.js';
 import { checkThreads, gpuStartTimes, makeEnv } from '../env.js';
 import { ExitError, EXIT, UsageError } from '../exit-codes.js';
+import { whileOpening } from '../fifo-opens.js';
 import { reporter, type Reporter } from '../output.js';
+import { checkParentAlive } from '../parent-watch.js';
 import { Progress } from '../progress.js';
 import { StatsWorkers } from '../stats-workers.js';
 import { seconds, textTable } from '../table.js';
-
-export const RUN_OPTIONS = {
-  impl: { type: 'string', short: 'i' },
-  threads: { type: 'string' },
-  'chunk-mb': { type: 'string' },
-  'allow-non-finite': { type: 'boolean' },
-  'allow-inaccurate': { type: 'boolean' },
-  json: { type: 'boolean' },
-  quiet: { type: 'boolean', short: 'q' },
-} as const;
 
 export function resolveRung(id: string): Rung {
   const rung = findRung(id);
@@ -55,6 +48,11 @@ export function resolveRung(id: string): Rung {
 /** The rungs of a comma-separated --impl list, or the whole ladder when there is none. */
 export function resolveRungs(list: string | undefined): readonly Rung[] {
   return list === undefined ? LADDER : list.split(',').map((id) => resolveRung(id.trim()));
+}
+
+/** Whether any of these rungs runs on the GPU (a command that runs CPU rungs only does not start it). */
+export function needsGpu(rungs: readonly Rung[]): boolean {
+  return rungs.some((rung) => rung.kind === 'gpu');
 }
 
 export async function runCommand(args: string[]): Promise<number> {
@@ -71,11 +69,11 @@ export async function runCommand(args: string[]): Promise<number> {
   const t0 = performance.now();
 
   await refuseSameFile(inputPath, outputPath);
-  const input = await Hw4Input.open(inputPath);
+  const input = await whileOpening(inputPath, () => Hw4Input.open(inputPath));
   try {
     const { shape } = input;
     // Open the output before any compute, so a missing output folder fails at once.
-    const writer = await openOutput(outputPath);
+    const writer = await whileOpening(outputPath, () => openOutput(outputPath));
     // Started now, so their threads come up while the GPU starts.
     const statsWorkers = StatsWorkers.forRun();
     try {
@@ -112,6 +110,7 @@ export async function runCommand(args: string[]): Promise<number> {
         await runners.dispose();
       }
       const tCommit = performance.now();
+      checkParentAlive();
       await writer.commit();
       const commitMs = performance.now() - tCommit;
       if (chosen === undefined && !env.gpu && env.gpuUnavailableReason?.includes('FA_GPU') !== true) out.info(`hw4-cli: note: no GPU here (${env.gpuUnavailableReason ?? 'unknown reason'})`);
