@@ -10,16 +10,22 @@ const dir = tempFolder();
 const cpuOnly = { FA_GPU: 'off' };
 const input = join(dir, 'in.bin');
 cli(['gen', '--shape', '2,40,16', '--seed', '3', input, '-q']);
-// One batch that takes seq-attention several seconds (11 s on a quiet 2-core machine).
+// One batch that takes seq-attention many seconds (11 s on a quiet 2-core machine).
 const oneLongBatch = join(dir, 'long-batch.bin');
 cli(['gen', '--shape', '1,8192,32', '--seed', '1', oneLongBatch, '-q']);
 const OLD = 'OLD';
 
 let counter = 0;
+/** A fresh folder inside the test's folder. */
+function freshFolder(): string {
+  const folder = join(dir, `folder-${counter++}`);
+  mkdirSync(folder);
+  return folder;
+}
+
 /** A fresh folder with OUTPUT (out.bin) holding OLD. */
 function outputFolder(): { folder: string; out: string } {
-  const folder = join(dir, `run-${counter++}`);
-  mkdirSync(folder);
+  const folder = freshFolder();
   const out = join(folder, 'out.bin');
   writeFileSync(out, OLD);
   return { folder, out };
@@ -86,7 +92,7 @@ async function endsWithin(run: Started, ms: number): Promise<{ code: number | nu
 describe('a run does not outlive what waits for it (defects 1, 2)', () => {
   it('the child behind the stderr filter stops when its launcher is killed outright, and OUTPUT stays as it was', async () => {
     const { folder, out } = outputFolder();
-    const cache = tempFolder();
+    const cache = freshFolder();
     const launcher = startCli(['--impl', 'seq-attention', oneLongBatch, out], { ...cpuOnly, FA_STDERR_FILTER: 'always', XDG_CACHE_HOME: cache });
     const child = await writerPid(folder);
     expect(child, 'OUTPUT written by a child process').not.toBe(launcher.process.pid);
@@ -106,7 +112,7 @@ describe('a run does not outlive what waits for it (defects 1, 2)', () => {
     const writer = await writerPid(folder);
     run.process.kill('SIGTERM');
     const ended = await run.closed;
-    expect(ended.signal ?? ended.code).toMatch(/SIGTERM|143/);
+    expect(String(ended.signal ?? ended.code)).toMatch(/SIGTERM|143/);
     expect(await waitFor(() => !running(writer), 5_000), 'hw4-cli still running').toBe(true);
     expect(readFileSync(out, 'utf8')).toBe(OLD);
     expect(temporaries(folder)).toEqual([]);
@@ -114,7 +120,7 @@ describe('a run does not outlive what waits for it (defects 1, 2)', () => {
 });
 
 describe('signals end a CPU rung within its batch (defect 3)', () => {
-  it.each(['seq-attention', 'seq-flash'])('%s: SIGINT a second into an 11-second batch exits 130 at once, OUTPUT untouched', async (impl) => {
+  it.each(['seq-attention', 'seq-flash'])('%s: SIGINT a second into a batch of many seconds exits 130 at once, OUTPUT untouched', async (impl) => {
     const { folder, out } = outputFolder();
     const run = startCli(['--impl', impl, oneLongBatch, out], cpuOnly);
     await writerPid(folder);
@@ -155,7 +161,7 @@ describe('the launcher reads the command line as main does (defect 5)', () => {
     ['-iseq-attention', ['-iseq-attention', '-q']],
     ['--impl=cpu', ['--impl=cpu', '-q']],
   ])('%s runs the CPU rung in one process and records nothing about Dawn', (_what, flags) => {
-    const cache = tempFolder();
+    const cache = freshFolder();
     const run = cli([...flags, input, join(dir, `cpu-${counter++}.out`)], { XDG_CACHE_HOME: cache });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toBe('');
@@ -163,17 +169,17 @@ describe('the launcher reads the command line as main does (defect 5)', () => {
   });
 
   it('a filtered run that did not load Dawn records nothing (FA_STDERR_FILTER=always)', () => {
-    const cache = tempFolder();
+    const cache = freshFolder();
     const run = cli(['--impl', 'seq-flash', '-q', input, join(dir, `filtered-${counter++}.out`)], { XDG_CACHE_HOME: cache, FA_STDERR_FILTER: 'always' });
     expect(run.code, run.stderr).toBe(0);
     expect(records(cache)).toEqual([]);
   });
 
   it('ladder and bench with CPU rungs only do not start the GPU, so Dawn prints nothing', () => {
-    const cache = tempFolder();
+    const cache = freshFolder();
     const ladder = cli(['ladder', '--impl', 'cpu', '--shape', '1,16,8'], { XDG_CACHE_HOME: cache });
     expect(ladder.code, ladder.stderr).toBe(0);
-    const bench = cli(['bench', '--impl', 'cpu', '--shapes', '1,16,8', '--repeats', '1', '--no-torch', '--out', tempFolder()], { XDG_CACHE_HOME: cache });
+    const bench = cli(['bench', '--impl', 'cpu', '--shapes', '1,16,8', '--repeats', '1', '--no-torch', '--out', freshFolder()], { XDG_CACHE_HOME: cache });
     expect(bench.code, bench.stderr).toBe(0);
     for (const run of [ladder, bench]) expect(run.stderr.split('\n').filter(isNativeLine)).toEqual([]);
     expect(ladder.stderr).not.toMatch(/GPU: none/);
