@@ -7,7 +7,7 @@
  * It is the baseline every rung is measured against, for speed and for error: an fp32 rung should stay within
  * about 2× this rung's error against the float64 oracle.
  */
-import type { RungDefinition } from '@fa/core';
+import { sequentialModel, type RungDefinition } from '@fa/core';
 import { singleThreadRunner, wholeBatch, type BatchKernel, type SteppedKernel } from './single-thread.js';
 
 const f = Math.fround;
@@ -52,6 +52,7 @@ export const seqAttention: RungDefinition = {
   kind: 'cpu',
   title: 'Sequential attention on one CPU thread (float32)',
   delta: 'The starting point: a full row of N scores per query, max-subtracted softmax, then P·V.',
+  rounding: (shape) => sequentialModel(shape, shape.N),
   supports: () => true,
   prepare: (_env, shape) => Promise.resolve(singleThreadRunner(seqAttentionSteps, shape)),
 };

@@ -9,7 +9,7 @@
  * row whose scores are all very negative the "maximum" stays ≈ 0, exp(S − 0) underflows to 0 for every key, ℓ = 0,
  * and O = 0/0 = NaN (see the `negative-scores` data kind).
  */
-import type { RungDefinition } from '@fa/core';
+import { sequentialModel, type RungDefinition } from '@fa/core';
 import { singleThreadRunner, wholeBatch, type BatchKernel, type SteppedKernel } from './single-thread.js';
 
 const f = Math.fround;
@@ -96,6 +96,7 @@ export const seqFlash: RungDefinition = {
   kind: 'cpu',
   title: 'FlashAttention Algorithm 1 on one CPU thread (float32)',
   delta: 'Tiles K/V (outer loop) and Q (inner loop) with a running max m and sum ℓ, so no full row of scores exists.',
+  rounding: (shape) => sequentialModel(shape, SEQ_FLASH_BLOCKS.Bc),
   supports: () => true,
   prepare: (_env, shape) => Promise.resolve(singleThreadRunner(seqFlashSteps(), shape)),
 };

@@ -86,6 +86,7 @@ export async function runCommand(args: string[]): Promise<number> {
       const chunkBatches = input.batchesPerChunk({ chunkBytes: chunkMb ? chunkMb * 2 ** 20 : chunkBytesFor() });
       const runners = new Runners(env, shape, { maxBatchesPerRun: chunkBatches });
       const policy: AccuracyPolicy = {
+        env,
         chosen: rung,
         named: chosen !== undefined,
         allowInaccurate: values['allow-inaccurate'] === true,
