@@ -27,6 +27,7 @@ export default defineConfig({
       project('@fa/naive', 'packages/naive'),
       project('@fa/fused', 'packages/fused'),
       project('@fa/ladder', 'packages/ladder'),
+      project('@fa/sdpa', 'packages/sdpa'),
       project('hw4-cli', 'apps/hw4-cli'),
       project('@fa/web', 'apps/web'),
     ],

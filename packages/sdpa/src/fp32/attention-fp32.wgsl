@@ -1,0 +1,411 @@
+// attention-fp32: lean-loop's kernel (rung 20) for attention as models call it: heads and grouped KV heads in either
+// layout, Lq ≠ Lk, causal and windowed bands, element and block masks, and each row's log-sum-exp.
+//
+// Changed from lean-loop, what a model's attention needs and nothing else (docs/sdpa.md):
+// - Q, K, V and O are separate tensors, [B, H, L, d] or [B, L, H, d]: each row is found through per-tensor strides
+//   (batch, head, row) in the uniform, and query head h reads KV head ⌊h / GROUP⌋, so grouped heads need no copy.
+// - A workgroup owns BR query rows of one (batch, head). Its rows see keys in the band [i + Lk − Lq − left,
+//   i + Lk − Lq + right] only, so the tile loop runs from the first tile any of its rows sees to the last: a causal
+//   prefill skips the tiles above the diagonal and costs about half.
+// - With a block mask (BLOCKS = 1) one invocation reads the flags of the tile's blocks and the workgroup skips a tile
+//   none of them keeps (workgroupUniformLoad makes the decision uniform). Skipping changes which tile comes next, so
+//   the prefetch is off then.
+// - Inside a tile that a band edge crosses, or with an element mask (MASK = 1, additive f32 with EXCLUDED for −∞ and
+//   for false), or a block mask whose blocks are not whole tiles, each score gets its exact test (applyMask); other
+//   tiles run lean-loop's step unchanged.
+// - A row that sees no key keeps m_i = LOWEST and gets O = 0 and log-sum-exp −∞.
+// - No key ranges (lean-loop's SPLITS): the grid is B·Hq·⌈Lq/BR⌉ workgroups; decode shapes need their own kernel.
+
+enable subgroups;
+
+override D: u32;          // head size, a multiple of 4
+override H: u32;          // invocations per row group: a power of two, at most the subgroup size
+override BC: u32;         // keys per K/V tile, a multiple of KEYS
+override KEYS: u32;       // keys per step of the inner loop: 8, or 16 when H = 1
+override WG: u32;         // invocations per workgroup, a multiple of H
+override PREFETCH: u32;   // 1: load tile j + 1 into registers while tile j computes (0 with BLOCKS)
+override MASK: u32;       // 1: an element mask is bound
+override BLOCKS: u32;     // 1: a block mask is bound
+override BLOCK_TILES: u32; // 1: every kernel tile lies inside one block (blocks are whole tiles): no per-score test
+override LSE: u32;        // 1: write each row's log-sum-exp
+
+const C_MAX: u32 = 8u;    // most vec4 columns of a row per invocation: D/4 over H, rounded up
+const LD_MAX: u32 = 8u;   // most vec4s of K_j (and of V_j) one invocation loads per tile
+
+struct Params {
+  Lq: u32,
+  Lk: u32,
+  Hq: u32,
+  GROUP: u32,              // query heads per KV head
+  bh: u32,                 // B·Hq: (batch, head) pairs in this run
+  batch0: u32,             // the run's first batch, for the masks (which cover every batch)
+  qBatch: u32,             // strides of Q and O in vec4s: batch, head, row
+  qHead: u32,
+  qRow: u32,
+  kvBatch: u32,            // strides of K and V in vec4s
+  kvHead: u32,
+  kvRow: u32,
+  scaleLog2: f32,          // scale·log2(e)
+  left: i32,               // keys before the diagonal a row sees (a large number when unbounded)
+  right: i32,              // keys after it (0 when causal)
+  maskB: u32,              // element mask strides in f32s (0 along broadcast dimensions)
+  maskH: u32,
+  maskI: u32,
+  maskJ: u32,
+  blockRows: u32,          // rows and keys of a block of the block mask
+  blockKeys: u32,
+  blocksB: u32,            // block mask strides in flags
+  blocksH: u32,
+  blocksI: u32,
+  blocksJ: u32,
+  minusInfinity: u32,      // 0xff800000, the bits of −∞ (WGSL has no constant for it), the lse of a row with no key
+}
+
+@group(0) @binding(0) var<storage, read> q: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> k: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> v: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read_write> O: array<vec4<f32>>;
+@group(0) @binding(4) var<uniform> params: Params;
+@group(0) @binding(5) var<storage, read> mask: array<f32>;          // additive, EXCLUDED for excluded keys
+@group(0) @binding(6) var<storage, read> blockFlags: array<u32>;   // 1: the block is computed
+@group(0) @binding(7) var<storage, read_write> lse: array<f32>;     // B·Hq·Lq: log-sum-exp of each row
+
+override D4V: u32 = D / 4u;                       // vec4s per row
+override C: u32 = (D / 4u + H - 1u) / H;          // vec4 columns per invocation
+override KS: u32 = H * C;                         // row stride of K_j, V_j: D/4 rounded up to H·C, padded with 0
+override PAD: u32 = KS - D4V;                     // padding vec4s per row (0 when H divides D/4)
+override BR: u32 = WG / H * 2u;                   // query rows per workgroup: two per row group
+override LD: u32 = (BC * D / 4u + WG - 1u) / WG;  // vec4s of K_j (and V_j) per invocation per tile
+
+var<workgroup> Kj: array<vec4<f32>, BC * KS>;
+var<workgroup> Vj: array<vec4<f32>, BC * KS>;
+var<workgroup> tileKept: u32;
+
+fn max4(v4: vec4<f32>) -> f32 { return max(max(v4.x, v4.y), max(v4.z, v4.w)); }
+
+fn inRow(col: u32) -> bool { return PAD == 0u || col < D4V; }
+
+// Vec4 e of a tile (row e / D4V, column e % D4V) in workgroup memory, whose rows are KS vec4s long.
+fn onChip(e: u32) -> u32 {
+  if (PAD == 0u) { return e; }
+  return (e / D4V) * KS + e % D4V;
+}
+
+// s + q · (k0, k1, k2, k3) for four keys at once, as 4 chained multiply-adds.
+fn qk4(s: vec4<f32>, qv: vec4<f32>, k0: vec4<f32>, k1: vec4<f32>, k2: vec4<f32>, k3: vec4<f32>) -> vec4<f32> {
+  var r = fma(vec4<f32>(qv.x), vec4<f32>(k0.x, k1.x, k2.x, k3.x), s);
+  r = fma(vec4<f32>(qv.y), vec4<f32>(k0.y, k1.y, k2.y, k3.y), r);
+  r = fma(vec4<f32>(qv.z), vec4<f32>(k0.z, k1.z, k2.z, k3.z), r);
+  return fma(vec4<f32>(qv.w), vec4<f32>(k0.w, k1.w, k2.w, k3.w), r);
+}
+
+// o + P̃ for four keys times their rows of V_j (one vec4 column), as 4 chained multiply-adds.
+fn addPV(o: vec4<f32>, p: vec4<f32>, v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>) -> vec4<f32> {
+  return fma(vec4<f32>(p.w), v3, fma(vec4<f32>(p.z), v2, fma(vec4<f32>(p.y), v1, fma(vec4<f32>(p.x), v0, o))));
+}
+
+const LOWEST: f32 = -3.0e38;   // stands for −∞ in m_i and in excluded scores
+const EXCLUDED: f32 = -3.0e38; // in the mask: the key is excluded (the host writes it for −∞ and for false)
+const TAU: f32 = 8.0;          // how far a score may pass m_i before O and ℓ are rescaled (P̃ ≤ 2^TAU)
+
+// The band of keys row i sees: [i + Lk − Lq − left, i + Lk − Lq + right], as signed numbers.
+fn bandFirst(i: u32) -> i32 { return i32(i) + i32(params.Lk) - i32(params.Lq) - params.left; }
+fn bandLast(i: u32) -> i32 { return i32(i) + i32(params.Lk) - i32(params.Lq) + params.right; }
+
+// The flag of the block that holds (row i, key j) of (batch b, head hq).
+fn blockKept(b: u32, hq: u32, i: u32, j: u32) -> bool {
+  return blockFlags[b * params.blocksB + hq * params.blocksH + (i / params.blockRows) * params.blocksI + (j / params.blockKeys) * params.blocksJ] != 0u;
+}
+
+// Scores s of row i with keys j0 .. j0 + 3: the additive mask added (base 2), LOWEST where the key is excluded.
+fn applyMask(s: vec4<f32>, b: u32, hq: u32, i: u32, j0: u32) -> vec4<f32> {
+  var r = s;
+  for (var x = 0u; x < 4u; x++) {
+    let j = j0 + x;
+    var kept = j < params.Lk && i32(j) >= bandFirst(i) && i32(j) <= bandLast(i);
+    if (kept && BLOCKS == 1u && BLOCK_TILES == 0u) { kept = blockKept(b, hq, i, j); }
+    if (kept && MASK == 1u) {
+      let add = mask[b * params.maskB + hq * params.maskH + i * params.maskI + j * params.maskJ];
+      kept = add > EXCLUDED;
+      r[x] += add * 1.4426950408889634;
+    }
+    if (!kept) { r[x] = LOWEST; }
+  }
+  return r;
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
+        @builtin(local_invocation_index) t: u32) {
+  let Lq = params.Lq;
+  let Lk = params.Lk;
+  let Tr = (Lq + BR - 1u) / BR;
+  let w = wid.y * nwg.x + wid.x;     // one workgroup per (batch, query head, query tile)
+  let pair = w / Tr;
+  let i = w % Tr;
+  if (pair >= params.bh) { return; }
+  let b = pair / params.Hq;
+  let hq = pair % params.Hq;
+  let qBase = b * params.qBatch + hq * params.qHead;   // Q and O of (b, hq), in vec4s
+  let kvBase = b * params.kvBatch + (hq / params.GROUP) * params.kvHead;
+  let bm = b + params.batch0;        // the batch in the masks
+  let g = t / H;                     // row group: rows i·BR + 2g and i·BR + 2g + 1
+  let h = t % H;                     // place in the group: vec4 columns h + H·x
+
+  let row0 = i * BR + 2u * g;
+  let row1 = row0 + 1u;
+  var q0: array<vec4<f32>, C_MAX>;   // q0[x]: row 0, vec4 column h + H·x
+  var q1: array<vec4<f32>, C_MAX>;
+  var o0: array<vec4<f32>, C_MAX>;
+  var o1: array<vec4<f32>, C_MAX>;
+  for (var x = 0u; x < C; x++) {
+    q0[x] = vec4<f32>(0.0);
+    q1[x] = vec4<f32>(0.0);
+    let col = h + H * x;
+    if (row0 < Lq && inRow(col)) { q0[x] = q[qBase + row0 * params.qRow + col] * params.scaleLog2; }
+    if (row1 < Lq && inRow(col)) { q1[x] = q[qBase + row1 * params.qRow + col] * params.scaleLog2; }
+    o0[x] = vec4<f32>(0.0);
+    o1[x] = vec4<f32>(0.0);
+  }
+  var m0 = LOWEST;                   // m_i (base 2) of the two rows
+  var m1 = LOWEST;
+  var l0 = 0.0;                      // ℓ_i of the two rows
+  var l1 = 0.0;
+
+  for (var e = t; e < BC * PAD; e += WG) {
+    Kj[(e / max(PAD, 1u)) * KS + D4V + e % max(PAD, 1u)] = vec4<f32>(0.0);
+    Vj[(e / max(PAD, 1u)) * KS + D4V + e % max(PAD, 1u)] = vec4<f32>(0.0);
+  }
+
+  // The tiles any row of this workgroup sees: from the first key of its first row's band to the last of its last's.
+  let rowFirst = i * BR;
+  let rowLast = min(Lq, rowFirst + BR) - 1u;
+  let keyFirst = max(bandFirst(rowFirst), 0);
+  let keyLast = min(bandLast(rowLast), i32(Lk) - 1);
+  var jBegin = 0u;
+  var jEnd = 0u;
+  if (keyFirst <= keyLast) {
+    jBegin = u32(keyFirst) / BC;
+    jEnd = u32(keyLast) / BC + 1u;
+  }
+  // Keys every row of the workgroup sees (a tile inside them needs no band test).
+  let allFirst = bandFirst(rowLast);
+  let allLast = bandLast(rowFirst);
+  var kNext: array<vec4<f32>, LD_MAX>;
+  var vNext: array<vec4<f32>, LD_MAX>;
+  if (PREFETCH == 1u) {
+    for (var n = 0u; n < LD; n++) {
+      let e = t + n * WG;
+      kNext[n] = vec4<f32>(0.0);
+      vNext[n] = vec4<f32>(0.0);
+      if (e < BC * D4V && jBegin * BC + e / D4V < Lk) {
+        let at = kvBase + (jBegin * BC + e / D4V) * params.kvRow + e % D4V;
+        kNext[n] = k[at];
+        vNext[n] = v[at];
+      }
+    }
+  }
+  for (var j = jBegin; j < jEnd; j++) {
+    let key0 = j * BC;
+    if (BLOCKS == 1u) {  // skip a tile whose blocks are all off, as one workgroup
+      if (t == 0u) {
+        var kept = false;
+        let jbFirst = key0 / params.blockKeys;
+        let jbLast = (min(key0 + BC, Lk) - 1u) / params.blockKeys;
+        for (var ib = rowFirst / params.blockRows; ib <= rowLast / params.blockRows; ib++) {
+          for (var jb = jbFirst; jb <= jbLast; jb++) {
+            kept = kept || blockKept(bm, hq, ib * params.blockRows, jb * params.blockKeys);
+          }
+        }
+        tileKept = select(0u, 1u, kept);
+      }
+      if (workgroupUniformLoad(&tileKept) == 0u) { continue; }
+    }
+    workgroupBarrier();  // everyone is done with K_j, V_j of the previous tile
+    for (var n = 0u; n < LD; n++) {
+      let e = t + n * WG;
+      if (e < BC * D4V) {
+        if (PREFETCH == 1u) {
+          Kj[onChip(e)] = kNext[n];
+          Vj[onChip(e)] = vNext[n];
+        } else {
+          var kv = vec4<f32>(0.0);
+          var vv = vec4<f32>(0.0);
+          if (key0 + e / D4V < Lk) {
+            let at = kvBase + (key0 + e / D4V) * params.kvRow + e % D4V;
+            kv = k[at];
+            vv = v[at];
+          }
+          Kj[onChip(e)] = kv;
+          Vj[onChip(e)] = vv;
+        }
+      }
+    }
+    workgroupBarrier();
+    if (PREFETCH == 1u && j + 1u < jEnd) {
+      for (var n = 0u; n < LD; n++) {
+        let e = t + n * WG;
+        kNext[n] = vec4<f32>(0.0);
+        vNext[n] = vec4<f32>(0.0);
+        if (e < BC * D4V && key0 + BC + e / D4V < Lk) {
+          let at = kvBase + (key0 + BC + e / D4V) * params.kvRow + e % D4V;
+          kNext[n] = k[at];
+          vNext[n] = v[at];
+        }
+      }
+    }
+
+    // The exact test per score where the band's edge crosses the tile, a key is past Lk, or a mask needs it.
+    let checked = MASK == 1u || (BLOCKS == 1u && BLOCK_TILES == 0u) || key0 + BC > Lk ||
+                  i32(key0) < allFirst || i32(key0 + BC - 1u) > allLast;
+    for (var c = 0u; c < BC; c += KEYS) {
+      // S for keys c .. c + KEYS − 1 of the tile: this invocation's share of each dot product, as chains of
+      // multiply-adds, then the group's sum. Quads c and d (keys c + 8 .. c + 15) exist only when KEYS = 16.
+      var s0a = vec4<f32>(0.0);      // row 0, keys c .. c + 3
+      var s0b = vec4<f32>(0.0);      // row 0, keys c + 4 .. c + 7
+      var s0c = vec4<f32>(0.0);      // row 0, keys c + 8 .. c + 11
+      var s0d = vec4<f32>(0.0);      // row 0, keys c + 12 .. c + 15
+      var s1a = vec4<f32>(0.0);
+      var s1b = vec4<f32>(0.0);
+      var s1c = vec4<f32>(0.0);
+      var s1d = vec4<f32>(0.0);
+      for (var x = 0u; x < C; x++) {
+        let col = h + H * x;
+        let k0 = Kj[c * KS + col];
+        let k1 = Kj[(c + 1u) * KS + col];
+        let k2 = Kj[(c + 2u) * KS + col];
+        let k3 = Kj[(c + 3u) * KS + col];
+        let k4 = Kj[(c + 4u) * KS + col];
+        let k5 = Kj[(c + 5u) * KS + col];
+        let k6 = Kj[(c + 6u) * KS + col];
+        let k7 = Kj[(c + 7u) * KS + col];
+        s0a = qk4(s0a, q0[x], k0, k1, k2, k3);
+        s0b = qk4(s0b, q0[x], k4, k5, k6, k7);
+        s1a = qk4(s1a, q1[x], k0, k1, k2, k3);
+        s1b = qk4(s1b, q1[x], k4, k5, k6, k7);
+        if (KEYS == 16u) {
+          let k8 = Kj[(c + 8u) * KS + col];
+          let k9 = Kj[(c + 9u) * KS + col];
+          let k10 = Kj[(c + 10u) * KS + col];
+          let k11 = Kj[(c + 11u) * KS + col];
+          let k12 = Kj[(c + 12u) * KS + col];
+          let k13 = Kj[(c + 13u) * KS + col];
+          let k14 = Kj[(c + 14u) * KS + col];
+          let k15 = Kj[(c + 15u) * KS + col];
+          s0c = qk4(s0c, q0[x], k8, k9, k10, k11);
+          s0d = qk4(s0d, q0[x], k12, k13, k14, k15);
+          s1c = qk4(s1c, q1[x], k8, k9, k10, k11);
+          s1d = qk4(s1d, q1[x], k12, k13, k14, k15);
+        }
+      }
+      // The group's sum, one shuffle level per halving of H, written out rather than looped (see the header). The
+      // host keeps H ≤ 4 (d ≤ 128 with C ≤ 8) and KEYS = 8 when H > 1.
+      if (H > 1u) {
+        s0a += subgroupShuffleXor(s0a, 1u);
+        s0b += subgroupShuffleXor(s0b, 1u);
+        s1a += subgroupShuffleXor(s1a, 1u);
+        s1b += subgroupShuffleXor(s1b, 1u);
+      }
+      if (H > 2u) {
+        s0a += subgroupShuffleXor(s0a, 2u);
+        s0b += subgroupShuffleXor(s0b, 2u);
+        s1a += subgroupShuffleXor(s1a, 2u);
+        s1b += subgroupShuffleXor(s1b, 2u);
+      }
+      if (checked) {  // band edges, element masks, block masks (unaligned), keys past Lk: the exact test per score
+        s0a = applyMask(s0a, bm, hq, row0, key0 + c);
+        s0b = applyMask(s0b, bm, hq, row0, key0 + c + 4u);
+        s1a = applyMask(s1a, bm, hq, row1, key0 + c);
+        s1b = applyMask(s1b, bm, hq, row1, key0 + c + 4u);
+        if (KEYS == 16u) {
+          s0c = applyMask(s0c, bm, hq, row0, key0 + c + 8u);
+          s0d = applyMask(s0d, bm, hq, row0, key0 + c + 12u);
+          s1c = applyMask(s1c, bm, hq, row1, key0 + c + 8u);
+          s1d = applyMask(s1d, bm, hq, row1, key0 + c + 12u);
+        }
+      }
+      var mx0 = max4(max(s0a, s0b));
+      var mx1 = max4(max(s1a, s1b));
+      if (KEYS == 16u) {
+        mx0 = max(mx0, max4(max(s0c, s0d)));
+        mx1 = max(mx1, max4(max(s1c, s1d)));
+      }
+      if (mx0 > m0 + TAU) {
+        let alpha = exp2(m0 - mx0);
+        m0 = mx0;
+        l0 *= alpha;
+        for (var x = 0u; x < C; x++) { o0[x] *= alpha; }
+      }
+      if (mx1 > m1 + TAU) {
+        let alpha = exp2(m1 - mx1);
+        m1 = mx1;
+        l1 *= alpha;
+        for (var x = 0u; x < C; x++) { o1[x] *= alpha; }
+      }
+      let p0a = exp2(s0a - m0);      // P̃ of row 0, keys c .. c + 3
+      let p0b = exp2(s0b - m0);
+      let p1a = exp2(s1a - m1);
+      let p1b = exp2(s1b - m1);
+      l0 += dot(p0a + p0b, vec4<f32>(1.0));
+      l1 += dot(p1a + p1b, vec4<f32>(1.0));
+      var p0c = vec4<f32>(0.0);
+      var p0d = vec4<f32>(0.0);
+      var p1c = vec4<f32>(0.0);
+      var p1d = vec4<f32>(0.0);
+      if (KEYS == 16u) {
+        p0c = exp2(s0c - m0);
+        p0d = exp2(s0d - m0);
+        p1c = exp2(s1c - m1);
+        p1d = exp2(s1d - m1);
+        l0 += dot(p0c + p0d, vec4<f32>(1.0));
+        l1 += dot(p1c + p1d, vec4<f32>(1.0));
+      }
+      // O += P̃ V_j for keys c .. c + KEYS − 1, on this invocation's columns. The step's products are summed
+      // apart first, so a running O sees one rounding per step, not one per key: the error bound's sum path is
+      // KEYS + N/KEYS roundings instead of N (docs/error-bound.md).
+      for (var x = 0u; x < C; x++) {
+        let col = h + H * x;
+        let v0 = Vj[c * KS + col];
+        let v1 = Vj[(c + 1u) * KS + col];
+        let v2 = Vj[(c + 2u) * KS + col];
+        let v3 = Vj[(c + 3u) * KS + col];
+        let v4 = Vj[(c + 4u) * KS + col];
+        let v5 = Vj[(c + 5u) * KS + col];
+        let v6 = Vj[(c + 6u) * KS + col];
+        let v7 = Vj[(c + 7u) * KS + col];
+        var o0x = addPV(addPV(vec4<f32>(0.0), p0a, v0, v1, v2, v3), p0b, v4, v5, v6, v7);
+        var o1x = addPV(addPV(vec4<f32>(0.0), p1a, v0, v1, v2, v3), p1b, v4, v5, v6, v7);
+        if (KEYS == 16u) {
+          let v8 = Vj[(c + 8u) * KS + col];
+          let v9 = Vj[(c + 9u) * KS + col];
+          let v10 = Vj[(c + 10u) * KS + col];
+          let v11 = Vj[(c + 11u) * KS + col];
+          let v12 = Vj[(c + 12u) * KS + col];
+          let v13 = Vj[(c + 13u) * KS + col];
+          let v14 = Vj[(c + 14u) * KS + col];
+          let v15 = Vj[(c + 15u) * KS + col];
+          o0x = addPV(addPV(o0x, p0c, v8, v9, v10, v11), p0d, v12, v13, v14, v15);
+          o1x = addPV(addPV(o1x, p1c, v8, v9, v10, v11), p1d, v12, v13, v14, v15);
+        }
+        o0[x] += o0x;
+        o1[x] += o1x;
+      }
+    }
+  }
+  // O_i = O / ℓ_i, or 0 for a row that saw no key; its log-sum-exp (m_i + log2 ℓ_i)·ln 2, or −∞.
+  let none = bitcast<f32>(params.minusInfinity);
+  if (row0 < Lq) {
+    let seen = m0 > LOWEST;
+    for (var x = 0u; x < C; x++) {
+      if (inRow(h + H * x)) { O[qBase + row0 * params.qRow + h + H * x] = select(vec4<f32>(0.0), o0[x] / l0, seen); }
+    }
+    if (LSE == 1u && h == 0u) { lse[pair * Lq + row0] = select(none, (m0 + log2(l0)) * 0.6931471805599453, seen); }
+  }
+  if (row1 < Lq) {
+    let seen = m1 > LOWEST;
+    for (var x = 0u; x < C; x++) {
+      if (inRow(h + H * x)) { O[qBase + row1 * params.qRow + h + H * x] = select(vec4<f32>(0.0), o1[x] / l1, seen); }
+    }
+    if (LSE == 1u && h == 0u) { lse[pair * Lq + row1] = select(none, (m1 + log2(l1)) * 0.6931471805599453, seen); }
+  }
+}
