@@ -2,7 +2,8 @@
  * Comparing an output against an expected one: max and mean absolute error, how many elements exceed the
  * tolerance, and the first mismatches as (batch, row, column). Feed it chunk by chunk for files of any size.
  */
-import type { Shape } from './shape.js';
+import { nonNegativeInteger, nonNegativeNumber } from './options.js';
+import { formatShape, matrixFloats, validateShape, type Shape } from './shape.js';
 
 /** The format's contract: absolute error per element. */
 export const DEFAULT_TOLERANCE = 5e-3;
@@ -55,8 +56,9 @@ export class Comparator {
     private readonly shape: Shape,
     options: CompareOptions = {},
   ) {
-    this.tolerance = options.tolerance ?? DEFAULT_TOLERANCE;
-    this.maxMismatches = options.maxMismatches ?? 10;
+    validateShape(shape);
+    this.tolerance = nonNegativeNumber('compare: tolerance', options.tolerance ?? DEFAULT_TOLERANCE);
+    this.maxMismatches = nonNegativeInteger('compare: maxMismatches', options.maxMismatches ?? 10);
     this.nonFiniteMatches = options.nonFiniteMatches ?? false;
   }
 
@@ -110,7 +112,7 @@ export class Comparator {
   }
 }
 
-/** Compares two whole outputs. */
+/** Compares two whole outputs; each must hold exactly B·N·d values of `shape`. */
 export function compareOutputs(
   actual: ArrayLike<number>,
   expected: ArrayLike<number>,
@@ -118,6 +120,12 @@ export function compareOutputs(
   options: CompareOptions = {},
 ): Comparison {
   const comparator = new Comparator(shape, options);
+  const values = shape.B * matrixFloats(shape);
+  for (const [which, output] of [['actual', actual], ['expected', expected]] as const) {
+    if (output.length !== values) {
+      throw new RangeError(`compare: the ${which} output holds ${output.length} values but ${formatShape(shape)} needs B·N·d = ${values}; pass the outputs' own shape`);
+    }
+  }
   comparator.add(actual, expected);
   return comparator.result();
 }

@@ -3,6 +3,7 @@
  * derived from (seed, batch), so any batch can be generated alone and files of any B stream in bounded memory.
  */
 import { Hw4ArgumentError } from './errors.js';
+import { positiveInteger } from './options.js';
 import { mix32, Xoshiro128 } from './prng.js';
 import { matrixFloats, validateShape, type Shape } from './shape.js';
 
@@ -56,11 +57,30 @@ export function validateRange(range: number): number {
   return range;
 }
 
+/** The largest seed that gives its own data: the generator mixes the seed as an unsigned 32-bit integer. */
+const MAX_SEED = 2 ** 32 - 1;
+
+/** Checks a seed: an integer in [0, 2^32). */
+export function validateSeed(seed: number): number {
+  if (!Number.isInteger(seed) || seed < 0 || seed > MAX_SEED) throw new Hw4ArgumentError(`seed ${seed}: expected an integer in [0, 2^32)`);
+  return seed;
+}
+
+/** Checks a spec before anything is generated: its shape, kind, seed and range; each mistake is an Hw4ArgumentError. */
+export function validateSpec(spec: GenerateSpec): GenerateSpec {
+  validateShape(spec.shape);
+  if (spec.kind !== undefined) parseDataKind(spec.kind);
+  if (spec.seed !== undefined) validateSeed(spec.seed);
+  if (spec.range !== undefined) validateRange(spec.range);
+  return spec;
+}
+
 /** Q, K, V of batch `b` (3·N·d floats). */
 export function generateBatch(spec: GenerateSpec, b: number, into?: Float32Array): Float32Array {
+  validateSpec(spec);
   const { N, d } = spec.shape;
   const kind = spec.kind ?? 'uniform';
-  const r = spec.range === undefined ? defaultRange(kind, d) : validateRange(spec.range);
+  const r = spec.range ?? defaultRange(kind, d);
   const size = matrixFloats(spec.shape);
   const out = into ?? new Float32Array(3 * size);
   const rng = new Xoshiro128(mix32((spec.seed ?? 0) ^ mix32(b)));
@@ -101,18 +121,17 @@ export function generateBatch(spec: GenerateSpec, b: number, into?: Float32Array
 
 /** All batches of a small input, concatenated (B·3·N·d floats). */
 export function generateInput(spec: GenerateSpec): Float32Array {
-  validateShape(spec.shape);
-  if (spec.range !== undefined) validateRange(spec.range);
+  validateSpec(spec);
   const batchFloats = 3 * matrixFloats(spec.shape);
   const out = new Float32Array(spec.shape.B * batchFloats);
   for (let b = 0; b < spec.shape.B; b++) generateBatch(spec, b, out.subarray(b * batchFloats, (b + 1) * batchFloats));
   return out;
 }
 
-/** The batches of an input in chunks of up to `batchesPerChunk`, for streaming large files. */
+/** The batches of an input in chunks of up to `batchesPerChunk` (an integer of at least 1), for streaming large files. */
 export function* generateChunks(spec: GenerateSpec, batchesPerChunk: number): Generator<Float32Array> {
-  validateShape(spec.shape);
-  if (spec.range !== undefined) validateRange(spec.range);
+  validateSpec(spec);
+  positiveInteger('generateChunks: batchesPerChunk', batchesPerChunk);
   const batchFloats = 3 * matrixFloats(spec.shape);
   for (let first = 0; first < spec.shape.B; first += batchesPerChunk) {
     const count = Math.min(batchesPerChunk, spec.shape.B - first);

@@ -2,7 +2,7 @@
  * Validates an hw4 header against the real file size, before anything is allocated.
  */
 import { Hw4FormatError } from './errors.js';
-import { HEADER_BYTES, MAX_BATCH_BYTES, formatBytes, formatShape, type Shape } from './shape.js';
+import { HEADER_BYTES, MAX_BATCH_BYTES, MAX_DIMENSION, formatBytes, formatShape, type Shape } from './shape.js';
 
 /**
  * Reads B, N and d from the first 12 bytes and checks them against `fileBytes`, the file's real size.
@@ -67,12 +67,19 @@ export function parseStreamHeader(header: Uint8Array, name = 'input'): Shape {
   return parseHeader(header, Number(expected), name);
 }
 
-/** The 12 header bytes for a shape. */
+/**
+ * The 12 header bytes for a shape. Refuses a value the int32 fields cannot hold (it would wrap to another shape);
+ * zero and negative values are written as they are, for tests of malformed files, and rejected when read.
+ */
 export function encodeHeader(shape: Shape): Uint8Array {
   const header = new Uint8Array(HEADER_BYTES);
   const view = new DataView(header.buffer);
-  view.setInt32(0, shape.B, true);
-  view.setInt32(4, shape.N, true);
-  view.setInt32(8, shape.d, true);
+  (['B', 'N', 'd'] as const).forEach((key, i) => {
+    const value = shape[key];
+    if (!Number.isInteger(value) || value < -MAX_DIMENSION - 1 || value > MAX_DIMENSION) {
+      throw new Hw4FormatError(`header: ${key} = ${value} does not fit its int32 field; B, N and d must be integers of at most ${MAX_DIMENSION}`);
+    }
+    view.setInt32(4 * i, value, true);
+  });
   return header;
 }

@@ -16,6 +16,10 @@ export function ioError(error: unknown, what: string): Error {
       return new Hw4IoError(`${what}: a part of ${path ?? 'the path'} is not a directory`);
     case 'ENOSPC':
       return new Hw4IoError(`${what}: no space left on the device`);
+    case 'EFBIG':
+      return new Hw4IoError(`${what}: the file would grow past the largest size allowed (ulimit -f, or the file system's limit); raise the limit or write elsewhere`);
+    case 'EPIPE':
+      return new Hw4IoError(`${what}: the reader closed the pipe before all the data was written`);
     default:
       return error instanceof Error ? new Hw4IoError(`${what}: ${error.message}`) : new Hw4IoError(`${what}: ${String(error)}`);
   }

@@ -12,16 +12,21 @@ import { parseHeader, parseStreamHeader } from './header.js';
 import { DEFAULT_CHUNK_BYTES, DEFAULT_READ_AHEAD, freshBytes, freshSharedBytes, type Allocate, type ChunkOptions, type InputChunk } from './chunks.js';
 import { readFloats, readStreamFloats, stdinSource, type ByteSource } from './read-floats.js';
 import { ioError } from './io-error.js';
+import { positiveInteger, positiveNumber } from './options.js';
 import { STDIO_PATH } from './output-target.js';
 import { HEADER_BYTES, inputBatchBytes, inputFileBytes, type Shape } from './shape.js';
 import { chunkStats, hasNonFinite, type BatchStats } from './stats.js';
 
-/** An open hw4 input file whose header has been validated. Close it when done (chunks() closes it at the end). */
+/**
+ * An open hw4 input file whose header has been validated. chunks() closes it when the consumer is done with it (at
+ * the end, on an error, or on leaving the loop early); close() it yourself only when not reading it through chunks().
+ */
 export class Hw4Input {
   /** Milliseconds spent reading batches so far (reads ahead overlap the consumer's work). */
   readMs = 0;
   /** Milliseconds spent on the statistics of chunks so far. */
   statsMs = 0;
+  private closed = false;
 
   private constructor(
     readonly path: string,
@@ -66,20 +71,30 @@ export class Hw4Input {
     }
   }
 
-  /** Batches per chunk for the given options. */
+  /** Batches per chunk for the given options; a batchesPerChunk or chunkBytes that is not a positive number is a RangeError. */
   batchesPerChunk(options: ChunkOptions = {}): number {
-    if (options.batchesPerChunk !== undefined) return Math.max(1, Math.floor(options.batchesPerChunk));
-    const target = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
+    if (options.batchesPerChunk !== undefined) return positiveInteger('chunks: batchesPerChunk', options.batchesPerChunk);
+    const target = options.chunkBytes === undefined ? DEFAULT_CHUNK_BYTES : positiveNumber('chunks: chunkBytes', options.chunkBytes);
     return Math.max(1, Math.min(this.shape.B, Math.floor(target / inputBatchBytes(this.shape))));
   }
 
   /**
    * Reads the file as chunks of whole batches, in order. Rejects non-finite values unless allowed, reporting their
    * count over the whole file and the first position. Each chunk owns a fresh buffer, so a consumer may keep it.
-   * A stream is read once: call chunks() once on it.
+   * The file is closed when the loop ends, however it ends: call chunks() once.
    */
   async *chunks(options: ChunkOptions = {}): AsyncGenerator<InputChunk> {
+    try {
+      yield* this.readChunks(options);
+    } finally {
+      await this.close();
+    }
+  }
+
+  /** chunks() without the closing. */
+  private async *readChunks(options: ChunkOptions): AsyncGenerator<InputChunk> {
     const perChunk = this.batchesPerChunk(options);
+    const readAhead = options.readAhead === undefined ? DEFAULT_READ_AHEAD : positiveInteger('chunks: readAhead', options.readAhead);
     const batchBytes = inputBatchBytes(this.shape);
     const allocate = options.pool?.take ?? (options.shared ? freshSharedBytes : freshBytes);
     const statsOf = options.stats ? (options.statsOf ?? chunkStats) : undefined;
@@ -107,7 +122,6 @@ export class Hw4Input {
     };
     // Reads ahead: chunks k+1 and k+2 are read from disk (and their statistics computed) while chunk k is consumed.
     // A file is read at two offsets at once; a stream can only be read in order, so its reads queue behind each other.
-    const readAhead = Math.max(1, options.readAhead ?? DEFAULT_READ_AHEAD);
     const queue: ReturnType<typeof read>[] = [];
     let next = 0;
     const fill = (): void => {
@@ -150,7 +164,10 @@ export class Hw4Input {
     return all;
   }
 
+  /** Closes the file; safe to call more than once. */
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
     await this.handle.close();
   }
 

@@ -16,6 +16,8 @@ export interface Shape {
 }
 
 export const HEADER_BYTES = 12;
+/** The largest B, N or d: the header stores each as a signed 32-bit integer. */
+export const MAX_DIMENSION = 2 ** 31 - 1;
 export const FLOAT_BYTES = 4;
 /** The three matrices of one batch, in file order. */
 export const MATRICES = ['Q', 'K', 'V'] as const;
@@ -62,14 +64,17 @@ export function formatShape(shape: Shape): string {
 }
 
 /**
- * Checks that B, N and d are positive integers and that the implied sizes are representable.
- * `what` names the source for messages (a file name, or "shape").
+ * Checks that B, N and d are positive integers the header can hold (at most MAX_DIMENSION) and that the implied
+ * sizes are representable. `what` names the source for messages (a file name, or "shape").
  */
 export function validateShape(shape: Shape, what = 'shape'): Shape {
   for (const key of ['B', 'N', 'd'] as const) {
     const value = shape[key];
     if (!Number.isInteger(value) || value < 1) {
       throw new Hw4FormatError(`${what}: ${key} = ${value}; B, N and d must be positive integers`);
+    }
+    if (value > MAX_DIMENSION) {
+      throw new Hw4FormatError(`${what}: ${key} = ${value} does not fit the header's int32; give B, N and d of at most ${MAX_DIMENSION}`);
     }
   }
   const batch = 3n * BigInt(shape.N) * BigInt(shape.d) * 4n;

@@ -11,6 +11,7 @@ import { encodeHeader } from './header.js';
 import { ioError } from './io-error.js';
 import { resolveOutputTarget, type OutputTarget } from './output-target.js';
 import { formatShape, validateShape, type Shape } from './shape.js';
+import { keepStdoutErrors, writeStdout } from './stdout.js';
 import { removeStaleTemporaries, temporaryPathFor, trackTemporary, untrackTemporary } from './temp-files.js';
 
 export { removeTemporaryFilesSync, removeStaleTemporaries } from './temp-files.js';
@@ -150,7 +151,10 @@ export class DirectWriter implements OutputWriter {
   ) {}
 
   static async open(target: Exclude<OutputTarget, { kind: 'file' }>, options: AtomicWriterOptions = {}): Promise<DirectWriter> {
-    if (target.kind === 'stdout') return new DirectWriter('-', undefined, options.name ?? 'standard output');
+    if (target.kind === 'stdout') {
+      keepStdoutErrors();
+      return new DirectWriter('-', undefined, options.name ?? 'standard output');
+    }
     const name = options.name ?? target.path;
     try {
       return new DirectWriter(target.path, await open(target.path, 'w'), name);
@@ -185,21 +189,6 @@ export class DirectWriter implements OutputWriter {
     this.finished = true;
     await this.handle?.close().catch(() => undefined);
   }
-}
-
-/** Writes to process.stdout and waits until the bytes are handed to the system (back-pressure for pipes). */
-function writeStdout(bytes: Uint8Array): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onError = (error: Error): void => {
-      reject(error);
-    };
-    process.stdout.once('error', onError);
-    process.stdout.write(bytes, (error) => {
-      process.stdout.off('error', onError);
-      if (error) reject(error);
-      else resolve();
-    });
-  });
 }
 
 /** Writes `chunks` to `path` atomically (directly for standard output and special files); on any error a regular destination is untouched. */
