@@ -15,7 +15,7 @@ export interface SdpaTensor {
 }
 
 export interface AttentionOptions extends SdpaOptions {
-  /** The GPU to run on (from @fa/core/node's `gpuEnv`, or `gpuContextFromDevice` in a browser); without it, the CPU. */
+  /** The GPU to run on (@fa/core/node's `acquireNodeGpu`, or `gpuContextFromDevice` in a browser); without it, the CPU. */
   readonly gpu?: GpuContext;
   /** Also return each row's log-sum-exp, [B, Hq, Lq]. */
   readonly returnLse?: boolean;

@@ -26,8 +26,8 @@ export interface PreparedAttention {
   readonly problem: SdpaProblem;
   /** The kernel that runs it. */
   readonly impl: string;
-  /** Records the attention of the caller's buffers into `encoder`; the caller submits. */
-  encode(encoder: GPUCommandEncoder, buffers: AttentionBuffers): void;
+  /** Records the attention of the caller's buffers into `encoder` (one compute pass); the caller submits. */
+  encode(encoder: GPUCommandEncoder, buffers: AttentionBuffers, timestampWrites?: GPUComputePassTimestampWrites): void;
   /** Uploads q, k, v (float32, the problem's layout), runs, and reads the output (and log-sum-exps) back. */
   run(q: Float32Array, k: Float32Array, v: Float32Array): Promise<{ out: Float32Array; lse?: Float32Array }>;
   /** Frees the kernel's own buffers; the caller's buffers and device are left alone. */
@@ -58,14 +58,14 @@ export async function prepareAttention(gpu: GpuContext, dims: SdpaDims, options:
   return {
     problem,
     impl: 'attention-fp32',
-    encode(encoder, buffers) {
+    encode(encoder, buffers, timestampWrites) {
       const need = { q: B * bytes.q, k: B * bytes.kv, v: B * bytes.kv, out: B * bytes.q, lse: B * bytes.lse };
       for (const name of ['q', 'k', 'v', 'out'] as const) {
         if (buffers[name].size < need[name]) throw new RangeError(`attention: buffer ${name} holds ${buffers[name].size} bytes; this problem needs ${need[name]}`);
         if (need[name] > limit) throw new RangeError(`attention: tensor ${name} of ${need[name]} bytes is over this GPU's ${limit} per binding; encode fewer batches at a time`);
       }
       if (withLse && (buffers.lse === undefined || buffers.lse.size < need.lse)) throw new RangeError(`attention: prepared with lse, so give an lse buffer of ${need.lse} bytes`);
-      kernel.encode(encoder, { q: buffers.q, k: buffers.k, v: buffers.v, O: buffers.out, ...(buffers.lse ? { lse: buffers.lse } : {}) }, 0, B);
+      kernel.encode(encoder, { q: buffers.q, k: buffers.k, v: buffers.v, O: buffers.out, ...(buffers.lse ? { lse: buffers.lse } : {}) }, 0, B, timestampWrites);
     },
     run: (q, k, v) => runArrays(gpu, problem, kernel, batchesPerRun, withLse, q, k, v),
     destroy() {

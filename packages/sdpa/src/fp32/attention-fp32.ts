@@ -13,13 +13,16 @@ import {
   type GpuContext,
   type SdpaProblem,
 } from '@fa/core';
-import { ROW_SPLIT_LAYOUT, rowGroupTilesFor, rowSplitBytes, rowSplitTiles, type RowGroupLayout } from '@fa/optimized';
+import { keySplits, ROW_SPLIT_LAYOUT, rowGroupTilesFor, rowSplitBytes, rowSplitTiles, type RowGroupLayout } from '@fa/optimized';
 import code from './attention-fp32.wgsl';
 
 export const ATTENTION_FP32_KERNEL = { label: 'attention-fp32.wgsl', code };
 
 /** lean-loop's rows and register bounds: a step scores up to 16 keys, so Bc is a multiple of 16. */
 const LAYOUT: RowGroupLayout = { ...ROW_SPLIT_LAYOUT, keysPerStep: 16 };
+
+/** Invocations per workgroup of `combine`. */
+const COMBINE_WORKGROUP = 64;
 
 /** A band as a signed 32-bit number: unbounded is a distance no shape reaches. */
 const UNBOUNDED = 0x3fffffff;
@@ -28,6 +31,8 @@ export interface Fp32Plan {
   readonly constants: Readonly<Record<string, number>>;
   /** Query rows per workgroup. */
   readonly BR: number;
+  /** Keys per tile. */
+  readonly BC: number;
   readonly workgroupBytes: number;
   readonly summary: string;
 }
@@ -56,8 +61,10 @@ export function fp32Plan(problem: SdpaProblem, gpu: GpuContext, lse: boolean): F
       BLOCKS: blocks ? 1 : 0,
       BLOCK_TILES: blockTiles ? 1 : 0,
       LSE: lse ? 1 : 0,
+      CW: COMBINE_WORKGROUP,
     },
     BR,
+    BC,
     workgroupBytes: rowSplitBytes(d, tiles),
     summary: `H = ${H}, Bc = ${BC}, ${WG} invocations`,
   };
@@ -76,7 +83,7 @@ export interface Fp32Buffers {
 export interface Fp32Kernel {
   readonly plan: Fp32Plan;
   /** Records one dispatch for batches batch0 … batch0 + batches − 1 (the buffers hold those batches only). */
-  encode(encoder: GPUCommandEncoder, buffers: Fp32Buffers, batch0: number, batches: number): void;
+  encode(encoder: GPUCommandEncoder, buffers: Fp32Buffers, batch0: number, batches: number, timestampWrites?: GPUComputePassTimestampWrites): void;
   destroy(): void;
 }
 
@@ -85,55 +92,133 @@ function strides(layout: SdpaProblem['layout'], heads: number, rows: number, d4:
   return layout === 'bhsd' ? [heads * rows * d4, rows * d4, d4] : [rows * heads * d4, d4, heads * d4];
 }
 
-/** The kernel compiled for `problem`, with its masks uploaded; buffers are bound per encode. */
+/** The kernel compiled for `problem`, with its masks and tile lists uploaded; buffers are bound per encode. */
 export async function prepareFp32Kernel(gpu: GpuContext, problem: SdpaProblem, plan: Fp32Plan): Promise<Fp32Kernel> {
   const { device } = gpu;
-  const { Hq, Lq, d } = problem.dims;
-  const fields = checkUniforms('attention-fp32', ATTENTION_FP32_KERNEL, uniformsOf(problem, 0, 1));
+  const { Hq, Lq, Lk, d } = problem.dims;
+  const fields = checkUniforms('attention-fp32', ATTENTION_FP32_KERNEL, uniformsOf(problem, 0, 1, 1));
+  const bindings = kernelBindings(ATTENTION_FP32_KERNEL.code);
+  const layout = explicitLayout(device, bindings);
   const pipelines = await checked(gpu, `compiling attention-fp32 (${plan.summary}, d = ${d})`, () =>
-    computePipelines(gpu, ATTENTION_FP32_KERNEL, ['main'], { ...plan.constants }, 'auto'),
+    computePipelines(gpu, ATTENTION_FP32_KERNEL, ['main', 'combine'], { ...plan.constants }, layout),
   );
-  const pipeline = pipelines.main;
   const owned: GPUBuffer[] = [];
-  const upload = (label: string, data: ArrayBufferView | undefined): GPUBuffer => {
-    const bytes = data ? Math.max(16, Math.ceil(data.byteLength / 4) * 4) : 16;
-    const buffer = device.createBuffer({ label, size: bytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+  const storage = (label: string, data: ArrayBufferView | undefined, bytes = 16): GPUBuffer => {
+    const size = Math.max(16, Math.ceil((data?.byteLength ?? bytes) / 4) * 4);
+    const buffer = device.createBuffer({ label, size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
     if (data) device.queue.writeBuffer(buffer, 0, data.buffer, data.byteOffset, data.byteLength);
     owned.push(buffer);
     return buffer;
   };
-  const mask = upload('attention-fp32 mask', problem.mask ? kernelMask(problem.mask) : undefined);
-  const blockFlags = upload('attention-fp32 block flags', problem.blockMask ? Uint32Array.from(problem.blockMask.data) : undefined);
-  const noLse = upload('attention-fp32 no lse', undefined);
+  const Tr = Math.ceil(Lq / plan.BR);
+  const tiles = Math.ceil(Lk / plan.BC);
+  const fixed: Record<string, GPUBuffer> = {
+    mask: storage('attention-fp32 mask', problem.mask ? kernelMask(problem.mask) : undefined),
+    blockFlags: storage('attention-fp32 block flags', problem.blockMask ? Uint32Array.from(problem.blockMask.data) : undefined),
+    tileLists: storage('attention-fp32 tile lists', problem.blockMask ? tileLists(problem, plan) : undefined),
+    lse: storage('attention-fp32 no lse', undefined),
+  };
   const params = device.createBuffer({ label: 'attention-fp32 params', size: Math.ceil((fields.length * 4) / 16) * 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
   owned.push(params);
-  const bindings = kernelBindings(ATTENTION_FP32_KERNEL.code);
+  /** The partial results of key ranges, grown to the largest run so far. */
+  let scratch: { Opart: GPUBuffer; ML: GPUBuffer; rows: number } | undefined;
+  const scratchFor = (rows: number): { Opart: GPUBuffer; ML: GPUBuffer } => {
+    if (!scratch || scratch.rows < rows) {
+      scratch?.Opart.destroy();
+      scratch?.ML.destroy();
+      scratch = { Opart: storage('attention-fp32 partial O', undefined, rows * d * 4), ML: storage('attention-fp32 partial m, ℓ', undefined, rows * 8), rows };
+    }
+    return scratch;
+  };
+  /** Stand-ins for the partial results when the keys are not split (writable bindings may not share a buffer). */
+  const unsplit = { Opart: storage('attention-fp32 no partial O', undefined), ML: storage('attention-fp32 no partial m, ℓ', undefined) };
   let written = '';
   return {
     plan,
-    encode(encoder, buffers, batch0, batches) {
+    encode(encoder, buffers, batch0, batches, timestampWrites) {
+      const splits = keySplits(batches * Hq * Tr, tiles);
       const key = `${batch0},${batches}`;
       if (key !== written) {
-        device.queue.writeBuffer(params, 0, packUniforms(fields, uniformsOf(problem, batch0, batches)));
+        device.queue.writeBuffer(params, 0, packUniforms(fields, uniformsOf(problem, batch0, batches, splits)));
         written = key;
       }
-      const resources: Record<string, GPUBuffer> = { ...buffers, lse: buffers.lse ?? noLse, params, mask, blockFlags };
+      const partial = splits > 1 ? scratchFor(batches * Hq * splits * Lq) : unsplit;
+      const resources: Record<string, GPUBuffer> = { ...fixed, ...partial, q: buffers.q, k: buffers.k, v: buffers.v, O: buffers.O, params, ...(buffers.lse ? { lse: buffers.lse } : {}) };
       const group = device.createBindGroup({
         label: 'attention-fp32',
-        layout: pipeline.getBindGroupLayout(0),
+        layout: layout.getBindGroupLayout(0),
         entries: bindings.map(({ binding, name }) => ({ binding, resource: { buffer: resources[name] as GPUBuffer } })),
       });
-      const pass = encoder.beginComputePass({ label: 'attention-fp32' });
-      pass.setPipeline(pipeline);
+      const pass = encoder.beginComputePass({ label: 'attention-fp32', ...(timestampWrites ? { timestampWrites } : {}) });
       pass.setBindGroup(0, group);
-      const [x, y] = grid2d(gpu, batches * Hq * Math.ceil(Lq / plan.BR));
-      pass.dispatchWorkgroups(x, y);
+      pass.setPipeline(pipelines.main);
+      pass.dispatchWorkgroups(...grid2d(gpu, batches * Hq * Tr * splits));
+      if (splits > 1) {
+        pass.setPipeline(pipelines.combine);
+        pass.dispatchWorkgroups(...grid2d(gpu, Math.ceil((batches * Hq * Lq * (d / 4)) / COMBINE_WORKGROUP)));
+      }
       pass.end();
     },
     destroy() {
       for (const buffer of owned) buffer.destroy();
     },
   };
+}
+
+/** One bind group layout with every binding of the kernel, so that `main` and `combine` share a bind group. */
+function explicitLayout(device: GPUDevice, bindings: ReturnType<typeof kernelBindings>): GPUPipelineLayout & { getBindGroupLayout(index: 0): GPUBindGroupLayout } {
+  const typeOf = (space: string): GPUBufferBindingType => {
+    const normalized = space.replace(/\s*,\s*/g, ', ');
+    if (normalized === 'uniform') return 'uniform';
+    return normalized === 'storage, read_write' ? 'storage' : 'read-only-storage';
+  };
+  const group = device.createBindGroupLayout({
+    label: 'attention-fp32',
+    entries: bindings.map(({ binding, space }) => ({ binding, visibility: GPUShaderStage.COMPUTE, buffer: { type: typeOf(space) } })),
+  });
+  const pipelineLayout = device.createPipelineLayout({ label: 'attention-fp32', bindGroupLayouts: [group] });
+  return Object.assign(pipelineLayout, { getBindGroupLayout: () => group });
+}
+
+/**
+ * Under a block mask, the key tiles each (batch, head, query tile) computes: those in its rows' band that some kept
+ * block touches. Layout: for each (batch, head, query tile) in order, its start and count; then the tiles.
+ */
+export function tileLists(problem: SdpaProblem, plan: Pick<Fp32Plan, 'BR' | 'BC'>): Uint32Array {
+  const { B, Hq, Lq, Lk } = problem.dims;
+  const blocks = problem.blockMask;
+  if (!blocks) return new Uint32Array(0);
+  const Tr = Math.ceil(Lq / plan.BR);
+  const heads = B * Hq * Tr;
+  const lists: number[] = [];
+  const entries = new Uint32Array(2 * heads);
+  const s = blocks.strides;
+  const kept = (b: number, h: number, ib: number, jb: number): boolean => blocks.data[b * s.b + h * s.h + ib * s.i + jb * s.j] !== 0;
+  for (let b = 0; b < B; b++) {
+    for (let h = 0; h < Hq; h++) {
+      for (let i = 0; i < Tr; i++) {
+        const rowFirst = i * plan.BR;
+        const rowLast = Math.min(Lq, rowFirst + plan.BR) - 1;
+        const keyFirst = Math.max(0, rowFirst + Lk - Lq - problem.left);
+        const keyLast = Math.min(Lk - 1, rowLast + Lk - Lq + problem.right);
+        const entry = (b * Hq + h) * Tr + i;
+        entries[2 * entry] = 2 * heads + lists.length;
+        for (let j = Math.floor(keyFirst / plan.BC); keyFirst <= keyLast && j <= Math.floor(keyLast / plan.BC); j++) {
+          const jbLast = Math.floor((Math.min(Lk, (j + 1) * plan.BC) - 1) / blocks.keys);
+          let any = false;
+          for (let ib = Math.floor(rowFirst / blocks.rows); ib <= Math.floor(rowLast / blocks.rows) && !any; ib++) {
+            for (let jb = Math.floor((j * plan.BC) / blocks.keys); jb <= jbLast && !any; jb++) any = kept(b, h, ib, jb);
+          }
+          if (any) lists.push(j);
+        }
+        entries[2 * entry + 1] = 2 * heads + lists.length - (entries[2 * entry] as number);
+      }
+    }
+  }
+  const all = new Uint32Array(2 * heads + lists.length);
+  all.set(entries);
+  all.set(lists, 2 * heads);
+  return all;
 }
 
 /** The element mask as the kernel reads it: additive float32, −3.4e38 (EXCLUDED) for −∞ and for false. */
@@ -144,7 +229,7 @@ function kernelMask(mask: NonNullable<SdpaProblem['mask']>): Float32Array {
 }
 
 /** The uniform's values for a run of `batches` batches from `batch0`. */
-function uniformsOf(problem: SdpaProblem, batch0: number, batches: number): Record<string, number> {
+function uniformsOf(problem: SdpaProblem, batch0: number, batches: number, splits: number): Record<string, number> {
   const { Hq, Hkv, Lq, Lk, d } = problem.dims;
   const d4 = d / 4;
   const [qBatch, qHead, qRow] = strides(problem.layout, Hq, Lq, d4);
@@ -179,5 +264,6 @@ function uniformsOf(problem: SdpaProblem, batch0: number, batches: number): Reco
     blocksI: bs.i,
     blocksJ: bs.j,
     minusInfinity: 0xff800000,
+    splits,
   };
 }

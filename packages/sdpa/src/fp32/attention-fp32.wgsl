@@ -7,14 +7,15 @@
 // - A workgroup owns BR query rows of one (batch, head). Its rows see keys in the band [i + Lk − Lq − left,
 //   i + Lk − Lq + right] only, so the tile loop runs from the first tile any of its rows sees to the last: a causal
 //   prefill skips the tiles above the diagonal and costs about half.
-// - With a block mask (BLOCKS = 1) one invocation reads the flags of the tile's blocks and the workgroup skips a tile
-//   none of them keeps (workgroupUniformLoad makes the decision uniform). Skipping changes which tile comes next, so
-//   the prefetch is off then.
+// - With a block mask (BLOCKS = 1) the host lists, for each (batch, head, query tile), the key tiles in its band that
+//   some kept block touches; the workgroup runs through its list (its length read once with workgroupUniformLoad, so
+//   the barriers stay in uniform control flow). The next tile is then not j + 1, so the prefetch is off.
 // - Inside a tile that a band edge crosses, or with an element mask (MASK = 1, additive f32 with EXCLUDED for −∞ and
 //   for false), or a block mask whose blocks are not whole tiles, each score gets its exact test (applyMask); other
 //   tiles run lean-loop's step unchanged.
 // - A row that sees no key keeps m_i = LOWEST and gets O = 0 and log-sum-exp −∞.
-// - No key ranges (lean-loop's SPLITS): the grid is B·Hq·⌈Lq/BR⌉ workgroups; decode shapes need their own kernel.
+// - Where B·Hq·⌈Lq/BR⌉ workgroups are too few for the GPU, each row block's tiles are split into `splits` ranges, one
+//   workgroup each, merged by `combine` (lean-loop's key ranges, with ranges of the row block's own tiles).
 
 enable subgroups;
 
@@ -28,6 +29,7 @@ override MASK: u32;       // 1: an element mask is bound
 override BLOCKS: u32;     // 1: a block mask is bound
 override BLOCK_TILES: u32; // 1: every kernel tile lies inside one block (blocks are whole tiles): no per-score test
 override LSE: u32;        // 1: write each row's log-sum-exp
+override CW: u32;         // invocations per workgroup of `combine`
 
 const C_MAX: u32 = 8u;    // most vec4 columns of a row per invocation: D/4 over H, rounded up
 const LD_MAX: u32 = 8u;   // most vec4s of K_j (and of V_j) one invocation loads per tile
@@ -59,6 +61,7 @@ struct Params {
   blocksI: u32,
   blocksJ: u32,
   minusInfinity: u32,      // 0xff800000, the bits of −∞ (WGSL has no constant for it), the lse of a row with no key
+  splits: u32,             // workgroups per row block, each a range of its tiles; 1: O is written directly
 }
 
 @group(0) @binding(0) var<storage, read> q: array<vec4<f32>>;
@@ -69,6 +72,9 @@ struct Params {
 @group(0) @binding(5) var<storage, read> mask: array<f32>;          // additive, EXCLUDED for excluded keys
 @group(0) @binding(6) var<storage, read> blockFlags: array<u32>;   // 1: the block is computed
 @group(0) @binding(7) var<storage, read_write> lse: array<f32>;     // B·Hq·Lq: log-sum-exp of each row
+@group(0) @binding(8) var<storage, read> tileLists: array<u32>;     // per (batch, head, query tile): start, count; then tiles
+@group(0) @binding(9) var<storage, read_write> Opart: array<vec4<f32>>;  // per (pair, split, row): unnormalized O
+@group(0) @binding(10) var<storage, read_write> ML: array<vec2<f32>>;    // per (pair, split, row): m, ℓ
 
 override D4V: u32 = D / 4u;                       // vec4s per row
 override C: u32 = (D / 4u + H - 1u) / H;          // vec4 columns per invocation
@@ -79,7 +85,7 @@ override LD: u32 = (BC * D / 4u + WG - 1u) / WG;  // vec4s of K_j (and V_j) per 
 
 var<workgroup> Kj: array<vec4<f32>, BC * KS>;
 var<workgroup> Vj: array<vec4<f32>, BC * KS>;
-var<workgroup> tileKept: u32;
+var<workgroup> listShared: vec2<u32>;
 
 fn max4(v4: vec4<f32>) -> f32 { return max(max(v4.x, v4.y), max(v4.z, v4.w)); }
 
@@ -140,9 +146,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let Lq = params.Lq;
   let Lk = params.Lk;
   let Tr = (Lq + BR - 1u) / BR;
-  let w = wid.y * nwg.x + wid.x;     // one workgroup per (batch, query head, query tile)
-  let pair = w / Tr;
-  let i = w % Tr;
+  let w = wid.y * nwg.x + wid.x;     // one workgroup per (batch, query head, query tile, range of its tiles)
+  let split = w % params.splits;
+  let pair = w / params.splits / Tr;
+  let i = (w / params.splits) % Tr;
   if (pair >= params.bh) { return; }
   let b = pair / params.Hq;
   let hq = pair % params.Hq;
@@ -177,17 +184,27 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     Vj[(e / max(PAD, 1u)) * KS + D4V + e % max(PAD, 1u)] = vec4<f32>(0.0);
   }
 
-  // The tiles any row of this workgroup sees: from the first key of its first row's band to the last of its last's.
+  // The tiles any row of this workgroup sees: from the first key of its first row's band to the last of its last's,
+  // or the host's list of them under a block mask; this workgroup takes range `split` of them.
   let rowFirst = i * BR;
   let rowLast = min(Lq, rowFirst + BR) - 1u;
   let keyFirst = max(bandFirst(rowFirst), 0);
   let keyLast = min(bandLast(rowLast), i32(Lk) - 1);
-  var jBegin = 0u;
-  var jEnd = 0u;
-  if (keyFirst <= keyLast) {
-    jBegin = u32(keyFirst) / BC;
-    jEnd = u32(keyLast) / BC + 1u;
+  var jFirst = 0u;                   // without a list: tiles jFirst … jFirst + count − 1
+  var count = 0u;
+  var listStart = 0u;                // with one: tiles tileLists[listStart … listStart + count − 1]
+  if (BLOCKS == 1u) {
+    let entry = 2u * ((bm * params.Hq + hq) * Tr + i);
+    if (t == 0u) { listShared = vec2<u32>(tileLists[entry], tileLists[entry + 1u]); }
+    let list = workgroupUniformLoad(&listShared);
+    listStart = list.x;
+    count = list.y;
+  } else if (keyFirst <= keyLast) {
+    jFirst = u32(keyFirst) / BC;
+    count = u32(keyLast) / BC + 1u - jFirst;
   }
+  let nBegin = split * count / params.splits;
+  let nEnd = (split + 1u) * count / params.splits;
   // Keys every row of the workgroup sees (a tile inside them needs no band test).
   let allFirst = bandFirst(rowLast);
   let allLast = bandLast(rowFirst);
@@ -198,29 +215,18 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
       let e = t + n * WG;
       kNext[n] = vec4<f32>(0.0);
       vNext[n] = vec4<f32>(0.0);
-      if (e < BC * D4V && jBegin * BC + e / D4V < Lk) {
-        let at = kvBase + (jBegin * BC + e / D4V) * params.kvRow + e % D4V;
+      let key = (jFirst + nBegin) * BC + e / D4V;
+      if (e < BC * D4V && nBegin < nEnd && key < Lk) {
+        let at = kvBase + key * params.kvRow + e % D4V;
         kNext[n] = k[at];
         vNext[n] = v[at];
       }
     }
   }
-  for (var j = jBegin; j < jEnd; j++) {
+  for (var step = nBegin; step < nEnd; step++) {
+    var j = jFirst + step;
+    if (BLOCKS == 1u) { j = tileLists[listStart + step]; }
     let key0 = j * BC;
-    if (BLOCKS == 1u) {  // skip a tile whose blocks are all off, as one workgroup
-      if (t == 0u) {
-        var kept = false;
-        let jbFirst = key0 / params.blockKeys;
-        let jbLast = (min(key0 + BC, Lk) - 1u) / params.blockKeys;
-        for (var ib = rowFirst / params.blockRows; ib <= rowLast / params.blockRows; ib++) {
-          for (var jb = jbFirst; jb <= jbLast; jb++) {
-            kept = kept || blockKept(bm, hq, ib * params.blockRows, jb * params.blockKeys);
-          }
-        }
-        tileKept = select(0u, 1u, kept);
-      }
-      if (workgroupUniformLoad(&tileKept) == 0u) { continue; }
-    }
     workgroupBarrier();  // everyone is done with K_j, V_j of the previous tile
     for (var n = 0u; n < LD; n++) {
       let e = t + n * WG;
@@ -242,7 +248,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
       }
     }
     workgroupBarrier();
-    if (PREFETCH == 1u && j + 1u < jEnd) {
+    if (PREFETCH == 1u && step + 1u < nEnd) {
       for (var n = 0u; n < LD; n++) {
         let e = t + n * WG;
         kNext[n] = vec4<f32>(0.0);
@@ -392,20 +398,60 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
       }
     }
   }
-  // O_i = O / ℓ_i, or 0 for a row that saw no key; its log-sum-exp (m_i + log2 ℓ_i)·ln 2, or −∞.
-  let none = bitcast<f32>(params.minusInfinity);
+  if (params.splits == 1u) {  // O_i = O / ℓ_i, or 0 for a row that saw no key; its log-sum-exp, or −∞
+    if (row0 < Lq) { finish(qBase + row0 * params.qRow, pair * Lq + row0, h, m0, l0, o0); }
+    if (row1 < Lq) { finish(qBase + row1 * params.qRow, pair * Lq + row1, h, m1, l1, o1); }
+    return;
+  }
+  // This range's unnormalized O, m and ℓ of both rows, for `combine`.
+  let part0 = (pair * params.splits + split) * Lq + row0;
   if (row0 < Lq) {
-    let seen = m0 > LOWEST;
+    if (h == 0u) { ML[part0] = vec2<f32>(m0, l0); }
     for (var x = 0u; x < C; x++) {
-      if (inRow(h + H * x)) { O[qBase + row0 * params.qRow + h + H * x] = select(vec4<f32>(0.0), o0[x] / l0, seen); }
+      if (inRow(h + H * x)) { Opart[part0 * D4V + h + H * x] = o0[x]; }
     }
-    if (LSE == 1u && h == 0u) { lse[pair * Lq + row0] = select(none, (m0 + log2(l0)) * 0.6931471805599453, seen); }
   }
   if (row1 < Lq) {
-    let seen = m1 > LOWEST;
+    if (h == 0u) { ML[part0 + 1u] = vec2<f32>(m1, l1); }
     for (var x = 0u; x < C; x++) {
-      if (inRow(h + H * x)) { O[qBase + row1 * params.qRow + h + H * x] = select(vec4<f32>(0.0), o1[x] / l1, seen); }
+      if (inRow(h + H * x)) { Opart[(part0 + 1u) * D4V + h + H * x] = o1[x]; }
     }
-    if (LSE == 1u && h == 0u) { lse[pair * Lq + row1] = select(none, (m1 + log2(l1)) * 0.6931471805599453, seen); }
   }
+}
+
+// Writes a row of O (this invocation's columns) and its log-sum-exp: O / ℓ and (m + log2 ℓ)·ln 2, or 0 and −∞ when
+// the row saw no key (m still LOWEST).
+fn finish(at: u32, row: u32, h: u32, m: f32, l: f32, o: array<vec4<f32>, C_MAX>) {
+  let seen = m > LOWEST;
+  for (var x = 0u; x < C; x++) {
+    if (inRow(h + H * x)) { O[at + h + H * x] = select(vec4<f32>(0.0), o[x] / l, seen); }
+  }
+  if (LSE == 1u && h == 0u) { lse[row] = select(bitcast<f32>(params.minusInfinity), (m + log2(l)) * 0.6931471805599453, seen); }
+}
+
+// One invocation per vec4 of O: the ranges of its row merged, O = Σ 2^(m_s − M) O_s / Σ 2^(m_s − M) ℓ_s.
+@compute @workgroup_size(CW)
+fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
+           @builtin(local_invocation_index) t: u32) {
+  let Lq = params.Lq;
+  let e = (wid.y * nwg.x + wid.x) * CW + t;   // vec4 e of O: pair, row, column col
+  if (e >= params.bh * Lq * D4V) { return; }
+  let col = e % D4V;
+  let row = (e / D4V) % Lq;
+  let pair = e / D4V / Lq;
+  var M = LOWEST;
+  for (var s = 0u; s < params.splits; s++) { M = max(M, ML[(pair * params.splits + s) * Lq + row].x); }
+  var l = 0.0;
+  var o = vec4<f32>(0.0);
+  for (var s = 0u; s < params.splits; s++) {
+    let part = (pair * params.splits + s) * Lq + row;
+    let scale = exp2(ML[part].x - M);
+    l += scale * ML[part].y;
+    o += scale * Opart[part * D4V + col];
+  }
+  let seen = M > LOWEST;
+  let b = pair / params.Hq;
+  let hq = pair % params.Hq;
+  O[b * params.qBatch + hq * params.qHead + row * params.qRow + col] = select(vec4<f32>(0.0), o / l, seen);
+  if (LSE == 1u && col == 0u) { lse[pair * Lq + row] = select(bitcast<f32>(params.minusInfinity), (M + log2(l)) * 0.6931471805599453, seen); }
 }

@@ -1,0 +1,196 @@
+/**
+ * The attention bench: model-shaped problems (GPT-2, Llama, Llama-3 with grouped KV heads, BERT, a chunked prefill,
+ * a block-sparse mask) on @fa/sdpa's GPU kernel beside PyTorch's scaled_dot_product_attention in fp32 and fp16 on the
+ * same shapes. Each problem is checked on sampled rows against a float64 computation before it is timed.
+ *
+ * Our time: R dispatches recorded back to back in one command buffer, each timed by its own pair of GPU timestamps
+ * (the GPU at its working clock, no transfers), after a warm-up round; min, median and max over every dispatch. PyTorch's: CUDA
+ * events around each call, median of its repeats.
+ */
+import { spawnSync } from 'node:child_process';
+import { kvHeadOf, maskTerm, PassTimer, rowOffset, sdpaProblem, type GpuContext, type SdpaDims, type SdpaOptions, type SdpaProblem } from '@fa/core';
+import { prepareAttention } from '@fa/sdpa';
+import { median } from './measure.js';
+
+export interface SdpaBenchCase {
+  readonly name: string;
+  readonly dims: SdpaDims;
+  readonly options: SdpaOptions;
+}
+
+/** Half the blocks of a square grid kept, in a fixed pseudo-random pattern, each row of blocks keeping at least one. */
+function halfTheBlocks(blocks: number, seed: number): Uint8Array {
+  let state = seed;
+  const flags = Uint8Array.from({ length: blocks * blocks }, () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state < 2 ** 31 ? 1 : 0;
+  });
+  for (let r = 0; r < blocks; r++) flags[r * blocks + r] = 1;
+  return flags;
+}
+
+export const SDPA_BENCH_CASES: readonly SdpaBenchCase[] = [
+  { name: 'GPT-2 prefill, causal', dims: { B: 1, Hq: 12, Hkv: 12, Lq: 1024, Lk: 1024, d: 64 }, options: { causal: true } },
+  { name: 'GPT-2 prefill, no mask', dims: { B: 1, Hq: 12, Hkv: 12, Lq: 1024, Lk: 1024, d: 64 }, options: {} },
+  { name: 'Llama prefill, causal', dims: { B: 1, Hq: 32, Hkv: 32, Lq: 4096, Lk: 4096, d: 128 }, options: { causal: true } },
+  { name: 'Llama prefill, no mask', dims: { B: 1, Hq: 32, Hkv: 32, Lq: 4096, Lk: 4096, d: 128 }, options: {} },
+  { name: 'Llama-3 GQA prefill (32/8 heads), causal', dims: { B: 1, Hq: 32, Hkv: 8, Lq: 4096, Lk: 4096, d: 128 }, options: { causal: true } },
+  { name: 'BERT batch', dims: { B: 32, Hq: 12, Hkv: 12, Lq: 512, Lk: 512, d: 64 }, options: {} },
+  { name: 'chunked prefill: 512 queries over 8192 keys, GQA, causal', dims: { B: 1, Hq: 32, Hkv: 8, Lq: 512, Lk: 8192, d: 128 }, options: { causal: true } },
+  { name: 'dense, 1×12×4096×64', dims: { B: 1, Hq: 12, Hkv: 12, Lq: 4096, Lk: 4096, d: 64 }, options: {} },
+  {
+    name: 'block-sparse, 50% of 128×128 blocks, 1×12×4096×64',
+    dims: { B: 1, Hq: 12, Hkv: 12, Lq: 4096, Lk: 4096, d: 64 },
+    options: { blockMask: { rows: 128, keys: 128, data: halfTheBlocks(32, 7), shape: [32, 32] } },
+  },
+];
+
+export interface SdpaBenchRow {
+  name: string;
+  dims: SdpaDims;
+  /** Largest error on the sampled rows against float64. */
+  maxError: number;
+  ms: number;
+  msMin: number;
+  msMax: number;
+  /** PyTorch's median ms per dtype, or why there is none. */
+  torch: Record<string, number | string>;
+}
+
+/** Deterministic uniform values in [−1, 1). */
+function values(count: number, seed: number): Float32Array {
+  let state = seed >>> 0;
+  return Float32Array.from({ length: count }, () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return (state / 2 ** 32) * 2 - 1;
+  });
+}
+
+/** Row i of head h of batch b, in float64, from the problem's own definition of which keys it sees. */
+function exactRow(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array, b: number, h: number, i: number): Float64Array {
+  const { Hq, Hkv, Lq, Lk, d } = problem.dims;
+  const qi = rowOffset(problem.layout, Hq, Lq, d, b, h, i);
+  const kv = kvHeadOf(problem.dims, h);
+  const s = new Float64Array(Lk);
+  let m = Number.NEGATIVE_INFINITY;
+  for (let j = 0; j < Lk; j++) {
+    const kj = rowOffset(problem.layout, Hkv, Lk, d, b, kv, j);
+    let dot = 0;
+    for (let x = 0; x < d; x++) dot += (q[qi + x] as number) * (k[kj + x] as number);
+    s[j] = dot * problem.scale + maskTerm(problem, b, h, i, j);
+    m = Math.max(m, s[j] as number);
+  }
+  const out = new Float64Array(d);
+  if (m === Number.NEGATIVE_INFINITY) return out;
+  let l = 0;
+  for (let j = 0; j < Lk; j++) {
+    const p = Math.exp((s[j] as number) - m);
+    l += p;
+    const vj = rowOffset(problem.layout, Hkv, Lk, d, b, kv, j);
+    for (let x = 0; x < d; x++) out[x] = (out[x] as number) + p * (v[vj + x] as number);
+  }
+  return out.map((o) => o / l);
+}
+
+/** Times one case on our kernel; its error on `samples` rows first. */
+export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number, perRound: number, samples = 8): Promise<Omit<SdpaBenchRow, 'torch'>> {
+  const { B, Hq, Hkv, Lq, Lk, d } = c.dims;
+  const problem = sdpaProblem(c.dims, c.options);
+  const q = values(B * Hq * Lq * d, 1);
+  const k = values(B * Hkv * Lk * d, 2);
+  const v = values(B * Hkv * Lk * d, 3);
+  const prepared = await prepareAttention(gpu, c.dims, c.options);
+  try {
+    const { out } = await prepared.run(q, k, v);
+    let maxError = 0;
+    for (let n = 0; n < samples; n++) {
+      const [b, h, i] = [n % B, (n * 7) % Hq, Math.floor(((n + 0.5) / samples) * Lq)];
+      const exact = exactRow(problem, q, k, v, b, h, i);
+      const at = rowOffset(problem.layout, Hq, Lq, d, b, h, i);
+      exact.forEach((e, x) => (maxError = Math.max(maxError, Math.abs(e - (out[at + x] as number)))));
+    }
+    const { device } = gpu;
+    const make = (data: Float32Array, usage: number): GPUBuffer => {
+      const buffer = device.createBuffer({ size: data.byteLength, usage: usage | GPUBufferUsage.COPY_DST });
+      device.queue.writeBuffer(buffer, 0, data);
+      return buffer;
+    };
+    const buffers = { q: make(q, GPUBufferUsage.STORAGE), k: make(k, GPUBufferUsage.STORAGE), v: make(v, GPUBufferUsage.STORAGE), out: make(new Float32Array(q.length), GPUBufferUsage.STORAGE) };
+    // Each dispatch its own pair of timestamps (wall-clock when the adapter has none).
+    const timer = new PassTimer(gpu, perRound);
+    const round = async (): Promise<number[]> => {
+      const encoder = device.createCommandEncoder();
+      for (let r = 0; r < perRound; r++) {
+        timer.select(r);
+        prepared.encode(encoder, buffers, timer.writes(true, true));
+      }
+      timer.resolve(encoder);
+      const t = performance.now();
+      device.queue.submit([encoder.finish()]);
+      await device.queue.onSubmittedWorkDone();
+      const wall = (performance.now() - t) / perRound;
+      return (await timer.readAll()) ?? [wall];
+    };
+    await round();
+    const times: number[] = [];
+    for (let r = 0; r < rounds; r++) times.push(...(await round()));
+    for (const buffer of Object.values(buffers)) buffer.destroy();
+    return { name: c.name, dims: c.dims, maxError, ms: median(times), msMin: Math.min(...times), msMax: Math.max(...times) };
+  } finally {
+    prepared.destroy();
+  }
+}
+
+const TORCH_SCRIPT = `
+import json, sys, torch
+cases = json.loads(sys.argv[1])
+sdpa = torch.nn.functional.scaled_dot_product_attention
+out = []
+for c in cases:
+    B, Hq, Hkv, Lq, Lk, d = (c['dims'][n] for n in ('B', 'Hq', 'Hkv', 'Lq', 'Lk', 'd'))
+    row = {}
+    for name, dtype in (('fp32', torch.float32), ('fp16', torch.float16)):
+        try:
+            q = torch.rand(B, Hq, Lq, d, device='cuda', dtype=dtype) * 2 - 1
+            k = torch.rand(B, Hkv, Lk, d, device='cuda', dtype=dtype) * 2 - 1
+            v = torch.rand(B, Hkv, Lk, d, device='cuda', dtype=dtype) * 2 - 1
+            kw = {'enable_gqa': True} if Hq != Hkv else {}
+            if c.get('causal') and Lq == Lk:
+                kw['is_causal'] = True
+            elif c.get('causal'):
+                kw['attn_mask'] = torch.ones(Lq, Lk, dtype=torch.bool, device='cuda').tril(Lk - Lq)
+            if c.get('blocks') is not None:
+                bm = c['blocks']
+                flags = torch.tensor(bm['data'], dtype=torch.bool, device='cuda').reshape(bm['shape'])
+                kw['attn_mask'] = flags.repeat_interleave(bm['rows'], 0).repeat_interleave(bm['keys'], 1)[:Lq, :Lk]
+            with torch.no_grad():
+                for _ in range(3):
+                    sdpa(q, k, v, **kw)
+                torch.cuda.synchronize()
+                times = []
+                for _ in range(20):
+                    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    s.record(); sdpa(q, k, v, **kw); e.record(); torch.cuda.synchronize()
+                    times.append(s.elapsed_time(e))
+            times.sort()
+            row[name] = times[len(times) // 2]
+            del q, k, v
+            torch.cuda.empty_cache()
+        except Exception as error:
+            row[name] = 'failed: ' + str(error).split('\\n')[0][:120]
+    out.append(row)
+print(json.dumps({'torch': torch.__version__, 'device': torch.cuda.get_device_name(), 'rows': out}))
+`;
+
+/** PyTorch's medians for each case in fp32 and fp16, or one reason for all. */
+export function timeTorchCases(python: string, cases: readonly SdpaBenchCase[]): { rows: Record<string, number | string>[]; version: string } | string {
+  const described = cases.map((c) => ({
+    dims: c.dims,
+    causal: c.options.causal === true,
+    blocks: c.options.blockMask ? { rows: c.options.blockMask.rows, keys: c.options.blockMask.keys, data: [...c.options.blockMask.data], shape: c.options.blockMask.shape } : null,
+  }));
+  const run = spawnSync(python, ['-c', TORCH_SCRIPT, JSON.stringify(described)], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
+  if (run.status !== 0) return `PyTorch failed: ${run.stderr.trim().split('\n').pop() ?? `exit ${run.status}`}`;
+  const parsed = JSON.parse(run.stdout.trim().split('\n').pop() ?? '{}') as { torch: string; device: string; rows: Record<string, number | string>[] };
+  return { rows: parsed.rows, version: `PyTorch ${parsed.torch} on ${parsed.device}` };
+}
