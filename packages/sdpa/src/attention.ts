@@ -1,7 +1,8 @@
 /**
  * attention(q, k, v, options): scaled-dot-product attention on typed arrays, with PyTorch's semantics and
- * FlashAttention-2's alignment (@fa/core's sdpa/problem.ts). On a GPU it runs the float32 kernel; without one, or for a
- * problem the kernel declines, the plain float32 CPU computation of @fa/reference, and says why in `note`.
+ * FlashAttention-2's alignment (@fa/core's sdpa/problem.ts). On a GPU it runs the kernel (f16 tensors stay f16 in
+ * memory where the GPU has shader-f16, computed in float32); without one, or for a problem the kernel declines, the
+ * plain float32 CPU computation of @fa/reference, and says why in `note`.
  */
 import { sdpaProblem, SdpaArgumentError, type GpuContext, type SdpaDims, type SdpaLayout, type SdpaOptions } from '@fa/core';
 import { sdpaFloat32 } from '@fa/reference';
@@ -56,24 +57,23 @@ const asFloats = (data: Float32Array | Uint16Array): Float32Array => (data insta
 export async function attention(q: SdpaTensor, k: SdpaTensor, v: SdpaTensor, options: AttentionOptions = {}): Promise<AttentionResult> {
   const dims = dimsOf(q, k, v, options.layout);
   const problem = sdpaProblem(dims, options);
-  const [qf, kf, vf] = [asFloats(q.data), asFloats(k.data), asFloats(v.data)];
   const f16 = q.data instanceof Uint16Array;
-  const shaped = (out: Float32Array): SdpaTensor => ({ data: f16 ? floatsToHalves(out) : out, shape: [...q.shape] });
   const withLse = options.returnLse === true;
   let note: string | undefined;
   if (options.gpu !== undefined) {
-    const why = gpuUnsupportedReason(options.gpu, dims, { ...options, lse: withLse });
+    const prepare = { ...options, lse: withLse, dtype: f16 ? ('f16' as const) : ('f32' as const) };
+    const why = gpuUnsupportedReason(options.gpu, dims, prepare);
     if (why === undefined) {
-      const prepared = await prepareAttention(options.gpu, dims, { ...options, lse: withLse });
+      const prepared = await prepareAttention(options.gpu, dims, prepare);
       try {
-        const { out, lse } = await prepared.run(qf, kf, vf);
-        return { out: shaped(out), ...(lse ? { lse } : {}), impl: prepared.impl };
+        const { out, lse } = await prepared.run(q.data, k.data, v.data);
+        return { out: { data: out, shape: [...q.shape] }, ...(lse ? { lse } : {}), impl: prepared.impl };
       } finally {
         prepared.destroy();
       }
     }
     note = `the GPU kernel cannot run this problem here (${why}); computed on the CPU`;
   }
-  const { out, lse } = sdpaFloat32(problem, qf, kf, vf);
-  return { out: shaped(out), ...(withLse ? { lse } : {}), impl: 'cpu-fp32', ...(note ? { note } : {}) };
+  const { out, lse } = sdpaFloat32(problem, asFloats(q.data), asFloats(k.data), asFloats(v.data));
+  return { out: { data: f16 ? floatsToHalves(out) : out, shape: [...q.shape] }, ...(withLse ? { lse } : {}), impl: 'cpu-fp32', ...(note ? { note } : {}) };
 }

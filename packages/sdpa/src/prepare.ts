@@ -3,23 +3,28 @@
  * uploaded, then run on typed arrays (upload, dispatch, read back) or encoded into the caller's command encoder on the
  * caller's buffers, as often as wanted, until `destroy`.
  */
-import { checked, Readback, sdpaProblem, UnsupportedShapeError, type GpuContext, type SdpaDims, type SdpaOptions, type SdpaProblem } from '@fa/core';
-import { fp32Plan, prepareFp32Kernel, type Fp32Kernel } from './fp32/attention-fp32.js';
+import { checked, sdpaProblem, UnsupportedShapeError, type GpuContext, type SdpaDims, type SdpaOptions, type SdpaProblem } from '@fa/core';
+import { fp32Plan, prepareFp32Kernel, type Fp32Kernel, type TensorType } from './fp32/attention-fp32.js';
 
-/** The caller's tensors on the GPU: float32 STORAGE buffers in the problem's layout, whole tensors. */
+/** Tensor data of a dtype: float32 values, or f16 values as their bits. */
+export type TensorData = Float32Array | Uint16Array;
+
+/** The caller's tensors on the GPU: STORAGE buffers of the prepared dtype in the problem's layout, whole tensors. */
 export interface AttentionBuffers {
   readonly q: GPUBuffer;
   readonly k: GPUBuffer;
   readonly v: GPUBuffer;
   /** The output, shaped as q. */
   readonly out: GPUBuffer;
-  /** [B, Hq, Lq] float32 log-sum-exps, when prepared with `lse`. */
+  /** [B, Hq, Lq] float32 log-sum-exps (float32 whatever the dtype), when prepared with `lse`. */
   readonly lse?: GPUBuffer;
 }
 
 export interface PrepareOptions extends SdpaOptions {
   /** Also compute each row's log-sum-exp. */
   readonly lse?: boolean;
+  /** The tensors' element type: 'f32' (default) or 'f16' (needs shader-f16; computed in float32 all the same). */
+  readonly dtype?: TensorType;
 }
 
 export interface PreparedAttention {
@@ -28,15 +33,15 @@ export interface PreparedAttention {
   readonly impl: string;
   /** Records the attention of the caller's buffers into `encoder` (one compute pass); the caller submits. */
   encode(encoder: GPUCommandEncoder, buffers: AttentionBuffers, timestampWrites?: GPUComputePassTimestampWrites): void;
-  /** Uploads q, k, v (float32, the problem's layout), runs, and reads the output (and log-sum-exps) back. */
-  run(q: Float32Array, k: Float32Array, v: Float32Array): Promise<{ out: Float32Array; lse?: Float32Array }>;
+  /** Uploads q, k, v (of the prepared dtype, the problem's layout), runs, and reads the output (and log-sum-exps) back. */
+  run(q: TensorData, k: TensorData, v: TensorData): Promise<{ out: TensorData; lse?: Float32Array }>;
   /** Frees the kernel's own buffers; the caller's buffers and device are left alone. */
   destroy(): void;
 }
 
 /** Why the GPU kernel cannot run this problem here, or undefined when it can. */
 export function gpuUnsupportedReason(gpu: GpuContext, dims: SdpaDims, options: PrepareOptions = {}): string | undefined {
-  const plan = fp32Plan(sdpaProblem(dims, options), gpu, options.lse === true);
+  const plan = fp32Plan(sdpaProblem(dims, options), gpu, options.lse === true, options.dtype);
   return typeof plan === 'string' ? plan : undefined;
 }
 
@@ -44,11 +49,13 @@ export function gpuUnsupportedReason(gpu: GpuContext, dims: SdpaDims, options: P
 export async function prepareAttention(gpu: GpuContext, dims: SdpaDims, options: PrepareOptions = {}): Promise<PreparedAttention> {
   const problem = sdpaProblem(dims, options);
   const withLse = options.lse === true;
-  const plan = fp32Plan(problem, gpu, withLse);
+  const dtype = options.dtype ?? 'f32';
+  const plan = fp32Plan(problem, gpu, withLse, dtype);
   if (typeof plan === 'string') throw new UnsupportedShapeError(`attention-fp32 cannot run this problem here: ${plan}`);
   const kernel = await prepareFp32Kernel(gpu, problem, plan);
   const { B, Hq, Hkv, Lq, Lk, d } = problem.dims;
-  const bytes = { q: Hq * Lq * d * 4, kv: Hkv * Lk * d * 4, lse: Hq * Lq * 4 };
+  const size = dtype === 'f16' ? 2 : 4;
+  const bytes = { q: Hq * Lq * d * size, kv: Hkv * Lk * d * size, lse: Hq * Lq * 4 };
   const limit = Math.min(gpu.report.limits.maxStorageBufferBindingSize, gpu.report.limits.maxBufferSize);
   const batchesPerRun = Math.min(B, Math.floor(limit / Math.max(bytes.q, bytes.kv)));
   if (batchesPerRun < 1) {
@@ -67,7 +74,7 @@ export async function prepareAttention(gpu: GpuContext, dims: SdpaDims, options:
       if (withLse && (buffers.lse === undefined || buffers.lse.size < need.lse)) throw new RangeError(`attention: prepared with lse, so give an lse buffer of ${need.lse} bytes`);
       kernel.encode(encoder, { q: buffers.q, k: buffers.k, v: buffers.v, O: buffers.out, ...(buffers.lse ? { lse: buffers.lse } : {}) }, 0, B, timestampWrites);
     },
-    run: (q, k, v) => runArrays(gpu, problem, kernel, batchesPerRun, withLse, q, k, v),
+    run: (q, k, v) => runArrays(gpu, problem, kernel, batchesPerRun, withLse, dtype, q, k, v),
     destroy() {
       kernel.destroy();
     },
@@ -81,51 +88,67 @@ async function runArrays(
   kernel: Fp32Kernel,
   batchesPerRun: number,
   withLse: boolean,
-  q: Float32Array,
-  k: Float32Array,
-  v: Float32Array,
-): Promise<{ out: Float32Array; lse?: Float32Array }> {
+  dtype: TensorType,
+  q: TensorData,
+  k: TensorData,
+  v: TensorData,
+): Promise<{ out: TensorData; lse?: Float32Array }> {
   const { B, Hq, Hkv, Lq, Lk, d } = problem.dims;
-  const floats = { q: Hq * Lq * d, kv: Hkv * Lk * d, lse: Hq * Lq };
-  for (const [name, data, per] of [['q', q, floats.q], ['k', k, floats.kv], ['v', v, floats.kv]] as const) {
-    if (data.length !== B * per) throw new RangeError(`attention: ${name} holds ${data.length} floats; this problem needs ${B * per}`);
+  const Type = dtype === 'f16' ? Uint16Array : Float32Array;
+  const counts = { q: Hq * Lq * d, kv: Hkv * Lk * d, lse: Hq * Lq };
+  for (const [name, data, per] of [['q', q, counts.q], ['k', k, counts.kv], ['v', v, counts.kv]] as const) {
+    if (!(data instanceof Type)) throw new TypeError(`attention: ${name} is a ${data.constructor.name}; prepared for ${dtype} tensors, give a ${Type.name}`);
+    if (data.length !== B * per) throw new RangeError(`attention: ${name} holds ${data.length} values; this problem needs ${B * per}`);
   }
   const { device } = gpu;
-  const make = (label: string, count: number, usage: number): GPUBuffer => device.createBuffer({ label, size: Math.max(16, count * 4), usage });
+  const size = Type.BYTES_PER_ELEMENT;
+  const make = (label: string, bytes: number, usage: number): GPUBuffer => device.createBuffer({ label, size: Math.max(16, Math.ceil(bytes / 4) * 4), usage });
   const STORAGE_IN = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
   const STORAGE_OUT = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC;
+  const READ = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
   const buffers = {
-    q: make('attention q', batchesPerRun * floats.q, STORAGE_IN),
-    k: make('attention k', batchesPerRun * floats.kv, STORAGE_IN),
-    v: make('attention v', batchesPerRun * floats.kv, STORAGE_IN),
-    O: make('attention out', batchesPerRun * floats.q, STORAGE_OUT),
-    ...(withLse ? { lse: make('attention lse', batchesPerRun * floats.lse, STORAGE_OUT) } : {}),
+    q: make('attention q', batchesPerRun * counts.q * size, STORAGE_IN),
+    k: make('attention k', batchesPerRun * counts.kv * size, STORAGE_IN),
+    v: make('attention v', batchesPerRun * counts.kv * size, STORAGE_IN),
+    O: make('attention out', batchesPerRun * counts.q * size, STORAGE_OUT),
+    ...(withLse ? { lse: make('attention lse', batchesPerRun * counts.lse * 4, STORAGE_OUT) } : {}),
   };
-  const readOut = new Readback(gpu, batchesPerRun * floats.q * 4);
-  const readLse = withLse ? new Readback(gpu, batchesPerRun * floats.lse * 4) : undefined;
-  const out = new Float32Array(B * floats.q);
-  const lse = withLse ? new Float32Array(B * floats.lse) : undefined;
+  const readOut = make('attention out readback', batchesPerRun * counts.q * size, READ);
+  const readLse = make('attention lse readback', withLse ? batchesPerRun * counts.lse * 4 : 16, READ);
+  const out = new Type(B * counts.q);
+  const lse = withLse ? new Float32Array(B * counts.lse) : undefined;
+  /** Copies `target.length` elements from a mapped readback buffer. */
+  const read = async (from: GPUBuffer, target: TensorData): Promise<void> => {
+    const bytes = Math.ceil(target.byteLength / 4) * 4;
+    await from.mapAsync(GPUMapMode.READ, 0, bytes);
+    new Uint8Array(target.buffer, target.byteOffset, target.byteLength).set(new Uint8Array(from.getMappedRange(0, bytes), 0, target.byteLength));
+    from.unmap();
+  };
   try {
     for (let batch0 = 0; batch0 < B; batch0 += batchesPerRun) {
       const n = Math.min(batchesPerRun, B - batch0);
-      const slice = (data: Float32Array, per: number): Float32Array => data.subarray(batch0 * per, (batch0 + n) * per);
+      const slice = <A extends TensorData>(data: A, per: number): A => data.subarray(batch0 * per, (batch0 + n) * per) as A;
+      const upload = (buffer: GPUBuffer, data: TensorData): void => {
+        // writeBuffer copies a multiple of 4 bytes; an odd count of f16 values goes through a padded copy.
+        const padded = data.byteLength % 4 === 0 ? data : new Uint8Array(Math.ceil(data.byteLength / 4) * 4);
+        if (padded !== data) (padded as Uint8Array).set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+        device.queue.writeBuffer(buffer, 0, padded.buffer, padded.byteOffset, padded.byteLength);
+      };
       await checked(gpu, `attention on batches ${batch0} to ${batch0 + n - 1}`, () => {
-        device.queue.writeBuffer(buffers.q, 0, slice(q, floats.q));
-        device.queue.writeBuffer(buffers.k, 0, slice(k, floats.kv));
-        device.queue.writeBuffer(buffers.v, 0, slice(v, floats.kv));
+        upload(buffers.q, slice(q, counts.q));
+        upload(buffers.k, slice(k, counts.kv));
+        upload(buffers.v, slice(v, counts.kv));
         const encoder = device.createCommandEncoder({ label: 'attention' });
         kernel.encode(encoder, buffers, batch0, n);
-        readOut.encode(encoder, buffers.O, n * floats.q * 4);
-        if (readLse && buffers.lse) readLse.encode(encoder, buffers.lse, n * floats.lse * 4);
+        encoder.copyBufferToBuffer(buffers.O, 0, readOut, 0, Math.ceil((n * counts.q * size) / 4) * 4);
+        if (buffers.lse) encoder.copyBufferToBuffer(buffers.lse, 0, readLse, 0, n * counts.lse * 4);
         device.queue.submit([encoder.finish()]);
       });
-      await readOut.read(slice(out, floats.q));
-      if (readLse && lse) await readLse.read(slice(lse, floats.lse));
+      await read(readOut, slice(out, counts.q));
+      if (lse) await read(readLse, slice(lse, counts.lse));
     }
   } finally {
-    for (const buffer of Object.values(buffers)) buffer.destroy();
-    readOut.destroy();
-    readLse?.destroy();
+    for (const buffer of [...Object.values(buffers), readOut, readLse]) buffer.destroy();
   }
   return { out, ...(lse ? { lse } : {}) };
 }

@@ -11,12 +11,22 @@ import {
   kernelBindings,
   packUniforms,
   type GpuContext,
+  type KernelSource,
   type SdpaProblem,
 } from '@fa/core';
 import { keySplits, ROW_SPLIT_LAYOUT, rowGroupTilesFor, rowSplitBytes, rowSplitTiles, type RowGroupLayout } from '@fa/optimized';
 import code from './attention-fp32.wgsl';
 
 export const ATTENTION_FP32_KERNEL = { label: 'attention-fp32.wgsl', code };
+
+/** The tensors' element type in memory; the arithmetic is float32 either way. */
+export type TensorType = 'f32' | 'f16';
+
+/** The kernel for tensors of `dtype`: for f16, its `alias T` line replaced and f16 enabled. */
+export function attentionKernel(dtype: TensorType): KernelSource {
+  if (dtype === 'f32') return ATTENTION_FP32_KERNEL;
+  return { label: 'attention-fp32.wgsl (f16 tensors)', code: `enable f16;\n${code.replace('alias T = f32;', 'alias T = f16;')}` };
+}
 
 /** lean-loop's rows and register bounds: a step scores up to 16 keys, so Bc is a multiple of 16. */
 const LAYOUT: RowGroupLayout = { ...ROW_SPLIT_LAYOUT, keysPerStep: 16 };
@@ -28,6 +38,7 @@ const COMBINE_WORKGROUP = 64;
 const UNBOUNDED = 0x3fffffff;
 
 export interface Fp32Plan {
+  readonly dtype: TensorType;
   readonly constants: Readonly<Record<string, number>>;
   /** Query rows per workgroup. */
   readonly BR: number;
@@ -38,9 +49,10 @@ export interface Fp32Plan {
 }
 
 /** The kernel's plan for `problem` on this adapter, or why it cannot run it. */
-export function fp32Plan(problem: SdpaProblem, gpu: GpuContext, lse: boolean): Fp32Plan | string {
+export function fp32Plan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dtype: TensorType = 'f32'): Fp32Plan | string {
   const { d } = problem.dims;
   if (!gpu.device.features.has('subgroups')) return 'the GPU lacks feature subgroups';
+  if (dtype === 'f16' && !gpu.device.features.has('shader-f16')) return 'f16 tensors need feature shader-f16, which this GPU lacks';
   const head = gpuHeadSizeSupport({ B: 1, N: 1, d });
   if (head !== true) return head;
   const tiles = rowGroupTilesFor({ B: 1, N: problem.dims.Lq, d }, gpu, LAYOUT, rowSplitTiles);
@@ -50,6 +62,7 @@ export function fp32Plan(problem: SdpaProblem, gpu: GpuContext, lse: boolean): F
   const BR = (WG / H) * 2;
   const blockTiles = blocks !== undefined && blocks.rows % BR === 0 && blocks.keys % BC === 0;
   return {
+    dtype,
     constants: {
       D: d,
       H,
@@ -70,7 +83,7 @@ export function fp32Plan(problem: SdpaProblem, gpu: GpuContext, lse: boolean): F
   };
 }
 
-/** The caller's tensors for one run of `batches` batches from `batch0` (STORAGE buffers, float32). */
+/** The caller's tensors for one run of `batches` batches from `batch0` (STORAGE buffers of the plan's dtype). */
 export interface Fp32Buffers {
   readonly q: GPUBuffer;
   readonly k: GPUBuffer;
@@ -96,11 +109,12 @@ function strides(layout: SdpaProblem['layout'], heads: number, rows: number, d4:
 export async function prepareFp32Kernel(gpu: GpuContext, problem: SdpaProblem, plan: Fp32Plan): Promise<Fp32Kernel> {
   const { device } = gpu;
   const { Hq, Lq, Lk, d } = problem.dims;
-  const fields = checkUniforms('attention-fp32', ATTENTION_FP32_KERNEL, uniformsOf(problem, 0, 1, 1));
-  const bindings = kernelBindings(ATTENTION_FP32_KERNEL.code);
+  const kernel = attentionKernel(plan.dtype);
+  const fields = checkUniforms('attention-fp32', kernel, uniformsOf(problem, 0, 1, 1));
+  const bindings = kernelBindings(kernel.code);
   const layout = explicitLayout(device, bindings);
-  const pipelines = await checked(gpu, `compiling attention-fp32 (${plan.summary}, d = ${d})`, () =>
-    computePipelines(gpu, ATTENTION_FP32_KERNEL, ['main', 'combine'], { ...plan.constants }, layout),
+  const pipelines = await checked(gpu, `compiling attention-fp32 (${plan.summary}, d = ${d}, ${plan.dtype} tensors)`, () =>
+    computePipelines(gpu, kernel, ['main', 'combine'], { ...plan.constants }, layout),
   );
   const owned: GPUBuffer[] = [];
   const storage = (label: string, data: ArrayBufferView | undefined, bytes = 16): GPUBuffer => {

@@ -19,6 +19,10 @@
 
 enable subgroups;
 
+// The element type of Q, K, V and O in memory: f32, or f16 in the variant the host makes by replacing this line (and
+// enabling f16). Everything is computed in f32; values are converted as they are loaded and stored.
+alias T = f32;
+
 override D: u32;          // head size, a multiple of 4
 override H: u32;          // invocations per row group: a power of two, at most the subgroup size
 override BC: u32;         // keys per K/V tile, a multiple of KEYS
@@ -64,10 +68,10 @@ struct Params {
   splits: u32,             // workgroups per row block, each a range of its tiles; 1: O is written directly
 }
 
-@group(0) @binding(0) var<storage, read> q: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read> k: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read> v: array<vec4<f32>>;
-@group(0) @binding(3) var<storage, read_write> O: array<vec4<f32>>;
+@group(0) @binding(0) var<storage, read> q: array<vec4<T>>;
+@group(0) @binding(1) var<storage, read> k: array<vec4<T>>;
+@group(0) @binding(2) var<storage, read> v: array<vec4<T>>;
+@group(0) @binding(3) var<storage, read_write> O: array<vec4<T>>;
 @group(0) @binding(4) var<uniform> params: Params;
 @group(0) @binding(5) var<storage, read> mask: array<f32>;          // additive, EXCLUDED for excluded keys
 @group(0) @binding(6) var<storage, read> blockFlags: array<u32>;   // 1: the block is computed
@@ -169,8 +173,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     q0[x] = vec4<f32>(0.0);
     q1[x] = vec4<f32>(0.0);
     let col = h + H * x;
-    if (row0 < Lq && inRow(col)) { q0[x] = q[qBase + row0 * params.qRow + col] * params.scaleLog2; }
-    if (row1 < Lq && inRow(col)) { q1[x] = q[qBase + row1 * params.qRow + col] * params.scaleLog2; }
+    if (row0 < Lq && inRow(col)) { q0[x] = vec4<f32>(q[qBase + row0 * params.qRow + col]) * params.scaleLog2; }
+    if (row1 < Lq && inRow(col)) { q1[x] = vec4<f32>(q[qBase + row1 * params.qRow + col]) * params.scaleLog2; }
     o0[x] = vec4<f32>(0.0);
     o1[x] = vec4<f32>(0.0);
   }
@@ -218,8 +222,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
       let key = (jFirst + nBegin) * BC + e / D4V;
       if (e < BC * D4V && nBegin < nEnd && key < Lk) {
         let at = kvBase + key * params.kvRow + e % D4V;
-        kNext[n] = k[at];
-        vNext[n] = v[at];
+        kNext[n] = vec4<f32>(k[at]);
+        vNext[n] = vec4<f32>(v[at]);
       }
     }
   }
@@ -239,8 +243,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
           var vv = vec4<f32>(0.0);
           if (key0 + e / D4V < Lk) {
             let at = kvBase + (key0 + e / D4V) * params.kvRow + e % D4V;
-            kv = k[at];
-            vv = v[at];
+            kv = vec4<f32>(k[at]);
+            vv = vec4<f32>(v[at]);
           }
           Kj[onChip(e)] = kv;
           Vj[onChip(e)] = vv;
@@ -255,8 +259,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         vNext[n] = vec4<f32>(0.0);
         if (e < BC * D4V && key0 + BC + e / D4V < Lk) {
           let at = kvBase + (key0 + BC + e / D4V) * params.kvRow + e % D4V;
-          kNext[n] = k[at];
-          vNext[n] = v[at];
+          kNext[n] = vec4<f32>(k[at]);
+          vNext[n] = vec4<f32>(v[at]);
         }
       }
     }
@@ -424,7 +428,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
 fn finish(at: u32, row: u32, h: u32, m: f32, l: f32, o: array<vec4<f32>, C_MAX>) {
   let seen = m > LOWEST;
   for (var x = 0u; x < C; x++) {
-    if (inRow(h + H * x)) { O[at + h + H * x] = select(vec4<f32>(0.0), o[x] / l, seen); }
+    if (inRow(h + H * x)) { O[at + h + H * x] = vec4<T>(select(vec4<f32>(0.0), o[x] / l, seen)); }
   }
   if (LSE == 1u && h == 0u) { lse[row] = select(bitcast<f32>(params.minusInfinity), (m + log2(l)) * 0.6931471805599453, seen); }
 }
@@ -452,6 +456,6 @@ fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
   let seen = M > LOWEST;
   let b = pair / params.Hq;
   let hq = pair % params.Hq;
-  O[b * params.qBatch + hq * params.qHead + row * params.qRow + col] = select(vec4<f32>(0.0), o / l, seen);
+  O[b * params.qBatch + hq * params.qHead + row * params.qRow + col] = vec4<T>(select(vec4<f32>(0.0), o / l, seen));
   if (LSE == 1u && col == 0u) { lse[pair * Lq + row] = select(bitcast<f32>(params.minusInfinity), (M + log2(l)) * 0.6931471805599453, seen); }
 }
