@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sdpaProblem, type GpuContext, type SdpaDims, type SdpaOptions } from '@fa/core';
 import { acquireNodeGpu } from '@fa/core/node';
-import { sdpaFloat32, sdpaOracle } from '@fa/reference';
-import { attention, dimsOf, prepareAttention, SdpaArgumentError } from '../src/index.js';
+import { sdpaFloat16Plain, sdpaFloat32, sdpaOracle } from '@fa/reference';
+import { attention, dimsOf, floatsToHalves, halvesToFloats, prepareAttention, SdpaArgumentError } from '../src/index.js';
 
 let gpu: GpuContext | undefined;
 let missing = '';
@@ -115,6 +115,30 @@ describe.each(GROUPS)('attention-fp32: $name', ({ cases }) => {
     const limit = Math.max(2 * maxAbs(plain.out, exact.out), 1e-6);
     expect(error, `max error ${error} against the plain float32 computation's limit ${limit}`).toBeLessThanOrEqual(limit);
     expect(maxAbs(lse ?? [], exact.lse)).toBeLessThanOrEqual(Math.max(2 * maxAbs(plain.lse, exact.lse), 1e-5));
+  });
+});
+
+describe('attention-fp32 with f16 tensors', () => {
+  it('stays within 2× the error of the plain f16 computation (GQA 2, causal, Lq < Lk)', { timeout: 600_000 }, async (context) => {
+    if (!gpu) {
+      context.skip(`no GPU: ${missing}`);
+      return;
+    }
+    if (!gpu.device.features.has('shader-f16')) {
+      context.skip('the GPU lacks shader-f16');
+      return;
+    }
+    const dims = { B: 1, Hq: 4, Hkv: 2, Lq: 30, Lk: 70, d: 64 };
+    const halves = tensors(dims, 23);
+    const [q, k, v] = [halves.q, halves.k, halves.v].map((x) => floatsToHalves(x)) as [Uint16Array, Uint16Array, Uint16Array];
+    const [qf, kf, vf] = [q, k, v].map((x) => halvesToFloats(x)) as [Float32Array, Float32Array, Float32Array];
+    const problem = sdpaProblem(dims, { causal: true });
+    const exact = sdpaOracle(problem, qf, kf, vf);
+    const prepared = await prepareAttention(gpu, dims, { causal: true, dtype: 'f16' });
+    const { out } = await prepared.run(q, k, v);
+    prepared.destroy();
+    const error = maxAbs(halvesToFloats(out as Uint16Array), exact.out);
+    expect(error).toBeLessThanOrEqual(2 * maxAbs(sdpaFloat16Plain(problem, qf, kf, vf), exact.out));
   });
 });
 
