@@ -108,10 +108,17 @@ describe('hw4-cli on bad input', () => {
   });
 });
 
+/** The oracle's output as floats, from the Buffer's own bytes: its `.buffer` may be larger than the file (it is under
+ * Node 24's readFileSync). */
+function expectedValues(): Float32Array {
+  const bytes = readFileSync(join(dir, 'expected.bin'));
+  return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+}
+
 describe('hw4-cli check', () => {
   it('fails with exit 5 and the first mismatches when an output is wrong', () => {
     const wrong = join(dir, 'wrong.out');
-    const data = new Float32Array(readFileSync(join(dir, 'expected.bin')).buffer.slice(0));
+    const data = expectedValues();
     data[2 * 77 * 32 + 5 * 32 + 7] = (data[2 * 77 * 32 + 5 * 32 + 7] ?? 0) + 0.5;
     writeFileSync(wrong, data);
     const run = cli(['check', input, wrong, '--json', '-q']);
@@ -126,7 +133,7 @@ describe('hw4-cli check', () => {
     expect(good.code, good.stderr).toBe(0);
     expect((JSON.parse(good.stdout) as { count: number }).count).toBe(3 * 5 * 32);
     const wrong = join(dir, 'wrong-last-row.out');
-    const data = new Float32Array(readFileSync(join(dir, 'expected.bin')).buffer.slice(0));
+    const data = expectedValues();
     data[1 * 77 * 32 + 76 * 32 + 3] = (data[1 * 77 * 32 + 76 * 32 + 3] ?? 0) - 1;
     writeFileSync(wrong, data);
     const bad = cli(['check', input, wrong, '--rows', '5', '--json', '-q']);
