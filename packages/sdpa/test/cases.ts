@@ -1,0 +1,114 @@
+/**
+ * The awkward cases of the attention kernel, shared by the Node suite (the software GPU) and the browser suite
+ * (headless Chromium), and the check each one gets against the float64 oracle. They are grouped so that they share
+ * few pipelines: each distinct set of kernel constants (head size, masks) is one compile, minutes on a software GPU
+ * with a cold shader cache.
+ */
+import { sdpaProblem, type GpuContext, type SdpaDims, type SdpaOptions } from '@fa/core';
+import { sdpaFloat32, sdpaOracle } from '@fa/reference';
+import { prepareAttention } from '../src/index.js';
+
+/** Deterministic values in [−range, range). */
+export function values(count: number, seed: number, range = 3): Float32Array {
+  let state = seed >>> 0;
+  return Float32Array.from({ length: count }, () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return (state / 2 ** 32) * 2 * range - range;
+  });
+}
+
+export function tensors({ B, Hq, Hkv, Lq, Lk, d }: SdpaDims, seed: number): { q: Float32Array; k: Float32Array; v: Float32Array } {
+  return { q: values(B * Hq * Lq * d, seed), k: values(B * Hkv * Lk * d, seed + 1), v: values(B * Hkv * Lk * d, seed + 2) };
+}
+
+/** Largest |a − b|; equal values (−∞ and −∞ included) count 0, a non-finite difference Infinity. */
+export function maxAbs(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let worst = 0;
+  for (let x = 0; x < a.length; x++) {
+    const ax = a[x] as number;
+    const bx = b[x] as number;
+    if (ax === bx) continue;
+    worst = Math.max(worst, Number.isFinite(ax) && Number.isFinite(bx) ? Math.abs(ax - bx) : Number.POSITIVE_INFINITY);
+  }
+  return worst;
+}
+
+const boolMask = (count: number, seed: number): Uint8Array => Uint8Array.from(values(count, seed), (x) => (x > -1 ? 1 : 0));
+
+export interface Case {
+  name: string;
+  dims: SdpaDims;
+  options?: SdpaOptions;
+}
+
+/** Grouped by kernel constants (head size, masks): one pipeline per group. */
+export const GROUPS: { name: string; cases: Case[] }[] = [
+  {
+    name: 'd = 64, bands',
+    cases: [
+      { name: 'GQA 4, causal, Lq = Lk = 77', dims: { B: 2, Hq: 4, Hkv: 1, Lq: 77, Lk: 77, d: 64 }, options: { causal: true } },
+      { name: 'Lq = 1 over 130 keys, bshd', dims: { B: 1, Hq: 2, Hkv: 2, Lq: 1, Lk: 130, d: 64 }, options: { layout: 'bshd' } },
+      { name: 'Lq = 100 > Lk = 37, causal: rows that see nothing', dims: { B: 1, Hq: 1, Hkv: 1, Lq: 100, Lk: 37, d: 64 }, options: { causal: true } },
+      { name: 'window [5, 3], Lq < Lk', dims: { B: 1, Hq: 2, Hkv: 1, Lq: 40, Lk: 90, d: 64 }, options: { window: [5, 3] } },
+      { name: 'Lk = 1, GQA 8', dims: { B: 1, Hq: 8, Hkv: 1, Lq: 9, Lk: 1, d: 64 } },
+      { name: 'scale 0.3, bshd, GQA 2, causal', dims: { B: 2, Hq: 4, Hkv: 2, Lq: 33, Lk: 50, d: 64 }, options: { scale: 0.3, layout: 'bshd', causal: true } },
+      { name: 'a grid large enough not to split keys, causal', dims: { B: 40, Hq: 16, Hkv: 4, Lq: 8, Lk: 20, d: 64 }, options: { causal: true } },
+    ],
+  },
+  { name: 'd = 8', cases: [{ name: 'window [−1, 4], GQA 2', dims: { B: 1, Hq: 2, Hkv: 1, Lq: 33, Lk: 65, d: 8 }, options: { window: [-1, 4] } }] },
+  { name: 'd = 128', cases: [{ name: 'causal, Lq < Lk', dims: { B: 1, Hq: 1, Hkv: 1, Lq: 40, Lk: 50, d: 128 }, options: { causal: true } }] },
+  {
+    name: 'd = 80, element masks',
+    cases: [
+      {
+        name: 'additive mask over keys, broadcast from [Lk]',
+        dims: { B: 1, Hq: 2, Hkv: 1, Lq: 20, Lk: 45, d: 80 },
+        options: { mask: { kind: 'additive', data: Float32Array.from(values(45, 9), (x, j) => (j % 7 === 0 ? Number.NEGATIVE_INFINITY : x)), shape: [45] } },
+      },
+      {
+        name: 'boolean mask [B, 1, Lq, Lk] with an empty row, causal',
+        dims: { B: 2, Hq: 2, Hkv: 2, Lq: 12, Lk: 30, d: 80 },
+        options: { causal: true, mask: { kind: 'bool', data: boolMask(2 * 12 * 30, 4).map((x, e) => (Math.floor(e / 30) % 12 === 5 ? 0 : x)), shape: [2, 1, 12, 30] } },
+      },
+    ],
+  },
+  {
+    name: 'd = 64, block masks',
+    cases: [
+      {
+        name: 'blocks of 16 × 16 with an empty row of blocks',
+        dims: { B: 1, Hq: 2, Hkv: 2, Lq: 70, Lk: 100, d: 64 },
+        options: { blockMask: { rows: 16, keys: 16, data: Uint8Array.from({ length: 5 * 7 }, (_, e) => (Math.floor(e / 7) === 2 ? 0 : (e * 5) % 3 === 0 ? 1 : 0)), shape: [5, 7] } },
+      },
+    ],
+  },
+];
+
+export interface CaseCheck {
+  /** Largest error of O against float64, and the most it may be: 2× the plain float32 computation's, or 1e-6. */
+  error: number;
+  limit: number;
+  /** The same for the log-sum-exps. */
+  lseError: number;
+  lseLimit: number;
+}
+
+/** Runs one case on the GPU kernel and measures it against the oracle and the plain float32 computation. */
+export async function checkCase(gpu: GpuContext, { dims, options }: Case): Promise<CaseCheck> {
+  const { q, k, v } = tensors(dims, 17);
+  const problem = sdpaProblem(dims, options);
+  const exact = sdpaOracle(problem, q, k, v);
+  const plain = sdpaFloat32(problem, q, k, v);
+  const prepared = await prepareAttention(gpu, dims, { ...options, lse: true });
+  try {
+    const { out, lse } = await prepared.run(q, k, v);
+    return {
+      error: maxAbs(out, exact.out),
+      limit: Math.max(2 * maxAbs(plain.out, exact.out), 1e-6),
+      lseError: maxAbs(lse ?? [], exact.lse),
+      lseLimit: Math.max(2 * maxAbs(plain.lse, exact.lse), 1e-5),
+    };
+  } finally {
+    prepared.destroy();
+  }
+}
