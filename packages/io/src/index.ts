@@ -11,3 +11,4 @@ export * from './stats.js';
 export * from './prng.js';
 export * from './generate.js';
 export * from './compare.js';
+export * from './npy.js';

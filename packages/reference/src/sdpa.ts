@@ -1,0 +1,241 @@
+/**
+ * Scaled-dot-product attention on the CPU, in the notation of the FlashAttention papers, for problems described by
+ * @fa/core's `sdpaProblem` (heads, grouped KV heads, Lq ≠ Lk, bands, element and block masks, both layouts). For each
+ * batch b, query head h and query row i, with M_ij the mask term of `maskTerm` (0, an additive value, or −∞):
+ *   S_ij = scale · q_i·k_j + M_ij
+ *   m_i  = max_j S_ij
+ *   P̃_ij = exp(S_ij − m_i),   ℓ_i = Σ_j P̃_ij
+ *   O_i  = Σ_j P̃_ij v_j / ℓ_i,   L_i = m_i + log ℓ_i   (the log-sum-exp)
+ * A row that sees no key (m_i = −∞) gives O_i = 0 and L_i = −∞.
+ *
+ * - `sdpaOracle`: float64 throughout; what every implementation is compared with.
+ * - `sdpaFloat32`: the same computation in float32 (Math.fround after every operation, as seq-attention): the baseline
+ *   of a float32 kernel's error, and the CPU path of the attention function.
+ * - `sdpaFloat16Plain`: the same computation with its inputs and weights rounded to f16: the baseline of an f16 kernel.
+ */
+import { bandOf, kvHeadOf, maskTerm, rowOffset, SdpaArgumentError, type SdpaProblem } from '@fa/core';
+
+const f = Math.fround;
+
+/** Throws a one-line SdpaArgumentError unless q, k and v hold the values the problem's dimensions need. */
+function checkLengths(problem: SdpaProblem, q: ArrayLike<number>, k: ArrayLike<number>, v: ArrayLike<number>): void {
+  const { B, Hq, Hkv, Lq, Lk, d } = problem.dims;
+  const want = { q: B * Hq * Lq * d, k: B * Hkv * Lk * d, v: B * Hkv * Lk * d };
+  for (const [name, values] of [['q', q], ['k', k], ['v', v]] as const) {
+    if (values.length !== want[name]) throw new SdpaArgumentError(`${name} holds ${values.length} values but the problem needs ${want[name]}`);
+  }
+}
+
+/** Whether a key's score needs the mask term looked up (an element or block mask), beyond the band. */
+const hasMasks = (problem: SdpaProblem): boolean => problem.mask !== undefined || problem.blockMask !== undefined;
+
+/** Where one (b, h, i) row of q and O starts, and where its KV head's keys and values start. */
+interface RowPlace {
+  /** Offset of q_i (and O_i, L_i's row in the same layout). */
+  readonly q: number;
+  /** Offset of k_0 / v_0 of the row's KV head. */
+  readonly kv0: number;
+  /** Distance between consecutive keys of that head. */
+  readonly kvStride: number;
+}
+
+function rowPlace(problem: SdpaProblem, b: number, h: number, i: number): RowPlace {
+  const { Hq, Hkv, Lq, Lk, d } = problem.dims;
+  const kvHead = kvHeadOf(problem.dims, h);
+  const kv0 = rowOffset(problem.layout, Hkv, Lk, d, b, kvHead, 0);
+  const kvStride = Lk > 1 ? rowOffset(problem.layout, Hkv, Lk, d, b, kvHead, 1) - kv0 : d;
+  return { q: rowOffset(problem.layout, Hq, Lq, d, b, h, i), kv0, kvStride };
+}
+
+/** Index of L_i for (b, h, i): the log-sum-exps are [B, Hq, Lq] in either layout. */
+const lseIndex = (problem: SdpaProblem, b: number, h: number, i: number): number => (b * problem.dims.Hq + h) * problem.dims.Lq + i;
+
+/**
+ * The float64 oracle. Output in q's layout ([B, Hq, Lq, d] for 'bhsd', [B, Lq, Hq, d] for 'bshd'); log-sum-exps
+ * [B, Hq, Lq] in natural log.
+ */
+export function sdpaOracle(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array): { out: Float64Array; lse: Float64Array } {
+  checkLengths(problem, q, k, v);
+  const { B, Hq, Lq, Lk } = problem.dims;
+  const out = new Float64Array(q.length);
+  const lse = new Float64Array(B * Hq * Lq);
+  const S = new Float64Array(Lk);
+  for (let b = 0; b < B; b++) {
+    for (let h = 0; h < Hq; h++) {
+      for (let i = 0; i < Lq; i++) lse[lseIndex(problem, b, h, i)] = oracleRow(problem, q, k, v, b, h, i, S, out);
+    }
+  }
+  return { out, lse };
+}
+
+/** One row O_i of the oracle, written into `out`; returns L_i. */
+function oracleRow(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array, b: number, h: number, i: number, S: Float64Array, out: Float64Array): number {
+  const { Lk, d } = problem.dims;
+  const place = rowPlace(problem, b, h, i);
+
+  // S_i = scale · q_i Kᵀ + M_i, and m_i = max_j S_ij
+  let m = Number.NEGATIVE_INFINITY;
+  for (let j = 0; j < Lk; j++) {
+    const term = maskTerm(problem, b, h, i, j);
+    if (term === Number.NEGATIVE_INFINITY) {
+      S[j] = Number.NEGATIVE_INFINITY;
+      continue;
+    }
+    const kj = place.kv0 + j * place.kvStride;
+    let dot = 0;
+    for (let x = 0; x < d; x++) dot += (q[place.q + x] as number) * (k[kj + x] as number);
+    S[j] = dot * problem.scale + term;
+    if ((S[j] as number) > m) m = S[j] as number;
+  }
+  for (let x = 0; x < d; x++) out[place.q + x] = 0;
+  if (m === Number.NEGATIVE_INFINITY) return Number.NEGATIVE_INFINITY; // no key visible: O_i = 0, L_i = −∞
+
+  // P̃_ij = exp(S_ij − m_i), ℓ_i = Σ_j P̃_ij
+  let l = 0;
+  for (let j = 0; j < Lk; j++) {
+    S[j] = Math.exp((S[j] as number) - m);
+    l += S[j] as number;
+  }
+
+  // O_i = Σ_j (P̃_ij / ℓ_i) v_j
+  for (let j = 0; j < Lk; j++) {
+    const p = (S[j] as number) / l;
+    if (p === 0) continue;
+    const vj = place.kv0 + j * place.kvStride;
+    for (let x = 0; x < d; x++) out[place.q + x] = (out[place.q + x] as number) + p * (v[vj + x] as number);
+  }
+  return m + Math.log(l);
+}
+
+/** q_i·k_j in float32, summed in order: Σ_x fround(q[qi + x]·k[kj + x]). */
+function dotF32(q: Float32Array, qi: number, k: Float32Array, kj: number, d: number): number {
+  let s = 0;
+  for (let x = 0; x < d; x++) s = f(s + f((q[qi + x] as number) * (k[kj + x] as number)));
+  return s;
+}
+
+/** O += p·v_j in float32. */
+function addScaledF32(O: Float32Array, p: number, v: Float32Array, vj: number, d: number): void {
+  for (let x = 0; x < d; x++) O[x] = f((O[x] as number) + f(p * (v[vj + x] as number)));
+}
+
+/**
+ * The plain float32 computation (Math.fround after every operation): a full row of scores, its maximum, exp, the
+ * sum, P̃·V, the division. Output in q's layout, log-sum-exps [B, Hq, Lq]. Keys outside a row's band are not visited.
+ */
+export function sdpaFloat32(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array): { out: Float32Array; lse: Float32Array } {
+  checkLengths(problem, q, k, v);
+  const { B, Hq, Lq, Lk, d } = problem.dims;
+  const out = new Float32Array(q.length);
+  const lse = new Float32Array(B * Hq * Lq);
+  const scale = f(problem.scale);
+  const masked = hasMasks(problem);
+  const S = new Float32Array(Lk);
+  const Oi = new Float32Array(d);
+  for (let b = 0; b < B; b++) {
+    for (let h = 0; h < Hq; h++) {
+      for (let i = 0; i < Lq; i++) {
+        const { q: qi, kv0, kvStride } = rowPlace(problem, b, h, i);
+        const { first, last } = bandOf(problem, i);
+
+        // S_i = scale · q_i Kᵀ + M_i over the band, and m_i
+        let m = Number.NEGATIVE_INFINITY;
+        for (let j = first; j <= last; j++) {
+          const term = masked ? maskTerm(problem, b, h, i, j) : 0;
+          if (term === Number.NEGATIVE_INFINITY) {
+            S[j] = Number.NEGATIVE_INFINITY;
+            continue;
+          }
+          const s = f(f(dotF32(q, qi, k, kv0 + j * kvStride, d) * scale) + term);
+          S[j] = s;
+          if (s > m) m = s;
+        }
+        const at = lseIndex(problem, b, h, i);
+        if (m === Number.NEGATIVE_INFINITY) {
+          out.fill(0, qi, qi + d); // no key visible
+          lse[at] = Number.NEGATIVE_INFINITY;
+          continue;
+        }
+
+        // P̃_ij = exp(S_ij − m_i), ℓ_i = Σ_j P̃_ij
+        let l = 0;
+        for (let j = first; j <= last; j++) {
+          const p = f(Math.exp(f((S[j] as number) - m)));
+          S[j] = p;
+          l = f(l + p);
+        }
+
+        // O_i = (P̃_i V) / ℓ_i
+        Oi.fill(0);
+        for (let j = first; j <= last; j++) {
+          const p = S[j] as number;
+          if (p !== 0) addScaledF32(Oi, p, v, kv0 + j * kvStride, d);
+        }
+        for (let x = 0; x < d; x++) out[qi + x] = f((Oi[x] as number) / l);
+        lse[at] = f(m + f(Math.log(l)));
+      }
+    }
+  }
+  return { out, lse };
+}
+
+/** x rounded to the nearest f16 (11 significant bits, subnormals below 2⁻¹⁴, ±Infinity beyond 65504), as @fa/ladder's. */
+function roundF16(x: number): number {
+  if (x === 0 || !Number.isFinite(x)) return x;
+  const exponent = Math.max(Math.floor(Math.log2(Math.abs(x))), -14);
+  const ulp = 2 ** (exponent - 10);
+  const rounded = Math.round(x / ulp) * ulp;
+  return Math.abs(rounded) > 65504 ? Math.sign(rounded) * Number.POSITIVE_INFINITY : rounded;
+}
+
+/**
+ * Attention computed the plain way at f16 precision, float64 otherwise, as @fa/ladder's `plainF16Attention` does for
+ * the hw4 layout: q·scale·log2(e), k, v and the weights P̃ = 2^(S − m) rounded to f16; the scores (with the mask term in
+ * base 2), the sums and the output exact. What an f16 kernel should match. Output in q's layout.
+ */
+export function sdpaFloat16Plain(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array): Float64Array {
+  checkLengths(problem, q, k, v);
+  const { B, Hq, Lq, Lk, d } = problem.dims;
+  const scale2 = problem.scale * Math.LOG2E;
+  const q16 = Float64Array.from(q, (x) => roundF16(f(x * scale2)));
+  const k16 = Float64Array.from(k, roundF16);
+  const v16 = Float64Array.from(v, roundF16);
+  const out = new Float64Array(q.length);
+  const S = new Float64Array(Lk);
+  for (let b = 0; b < B; b++) {
+    for (let h = 0; h < Hq; h++) {
+      for (let i = 0; i < Lq; i++) {
+        const { q: qi, kv0, kvStride } = rowPlace(problem, b, h, i);
+
+        // S_i = q̂_i Kᵀ + M_i·log2(e), and m_i
+        let m = Number.NEGATIVE_INFINITY;
+        for (let j = 0; j < Lk; j++) {
+          const term = maskTerm(problem, b, h, i, j);
+          if (term === Number.NEGATIVE_INFINITY) {
+            S[j] = Number.NEGATIVE_INFINITY;
+            continue;
+          }
+          const kj = kv0 + j * kvStride;
+          let s = 0;
+          for (let x = 0; x < d; x++) s += (q16[qi + x] as number) * (k16[kj + x] as number);
+          S[j] = s + term * Math.LOG2E;
+          m = Math.max(m, S[j] as number);
+        }
+        if (m === Number.NEGATIVE_INFINITY) continue; // no key visible: O_i stays 0
+
+        // ℓ_i = Σ_j 2^(S_ij − m_i) exact; O_i = Σ_j f16(2^(S_ij − m_i)) v_j / ℓ_i
+        let l = 0;
+        for (let j = 0; j < Lk; j++) {
+          const p = 2 ** ((S[j] as number) - m);
+          if (p === 0) continue;
+          l += p;
+          const p16 = roundF16(p);
+          const vj = kv0 + j * kvStride;
+          for (let x = 0; x < d; x++) out[qi + x] = (out[qi + x] as number) + p16 * (v16[vj + x] as number);
+        }
+        for (let x = 0; x < d; x++) out[qi + x] = (out[qi + x] as number) / l;
+      }
+    }
+  }
+  return out;
+}
