@@ -11,6 +11,7 @@ import { genCommand } from './commands/gen.js';
 import { ladderCommand } from './commands/ladder.js';
 import { listCommand } from './commands/list.js';
 import { runCommand } from './commands/run.js';
+import { sdpaCommand } from './commands/sdpa.js';
 import { asksHelp, asksVersion, commandLine, isCommandName, type CommandName } from './command-line.js';
 import { releaseAll } from './env.js';
 import { ExitError, EXIT, SIGNAL_EXITS, UsageError } from './exit-codes.js';
@@ -30,6 +31,7 @@ const COMMAND_RUNNERS: Record<CommandName, (args: string[]) => Promise<number>> 
   conformance: conformanceCommand,
   run: runCommand,
   list: listCommand,
+  sdpa: sdpaCommand,
 };
 
 async function main(argv: string[]): Promise<number> {
@@ -73,10 +75,25 @@ function messageOf(error: unknown): string {
   return known ? line : `internal error: ${line} (set FA_DEBUG=1 for a stack trace)`;
 }
 
+/** Waits until what was written to `stream` is handed to the system; the error that stopped it, if any (a full device, a closed pipe). */
+function flushed(stream: NodeJS.WriteStream): Promise<Error | undefined> {
+  return new Promise((resolve) => {
+    stream.once('error', resolve);
+    stream.write('', (error) => {
+      resolve(error ?? undefined);
+    });
+  });
+}
+
 async function finish(code: number): Promise<never> {
   releaseAll();
-  await new Promise<void>((resolve) => process.stdout.write('', () => { resolve(); }));
-  await new Promise<void>((resolve) => process.stderr.write('', () => { resolve(); }));
+  const lost = await flushed(process.stdout);
+  await flushed(process.stderr);
+  // A command that succeeded but whose report on standard output did not arrive (--json into a full disk) failed.
+  if (lost !== undefined && code === EXIT.ok) {
+    process.stderr.write(`hw4-cli: error: standard output: ${lost.message.split('\n')[0] ?? ''}; the report was not written\n`);
+    process.exit(EXIT.fileSystem);
+  }
   process.exit(code);
 }
 

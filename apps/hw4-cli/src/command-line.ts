@@ -67,6 +67,23 @@ export const BENCH_OPTIONS = {
   quiet: { type: 'boolean', short: 'q' },
 } as const;
 
+export const SDPA_OPTIONS = {
+  causal: { type: 'boolean' },
+  window: { type: 'string', short: 'w' },
+  mask: { type: 'string', short: 'm' },
+  scale: { type: 'string' },
+  layout: { type: 'string' },
+  impl: { type: 'string', short: 'i' },
+  lse: { type: 'string' },
+  list: { type: 'boolean' },
+  bench: { type: 'boolean' },
+  cases: { type: 'string' },
+  python: { type: 'string' },
+  'no-torch': { type: 'boolean' },
+  json: { type: 'boolean' },
+  quiet: { type: 'boolean', short: 'q' },
+} as const;
+
 /** Each command's options, by the word that names it (`run` is also what a command line without one runs). */
 export const COMMAND_OPTIONS = {
   run: RUN_OPTIONS,
@@ -76,6 +93,7 @@ export const COMMAND_OPTIONS = {
   check: CHECK_OPTIONS,
   conformance: CONFORMANCE_OPTIONS,
   bench: BENCH_OPTIONS,
+  sdpa: SDPA_OPTIONS,
 } as const satisfies Record<string, Options>;
 
 export type CommandName = keyof typeof COMMAND_OPTIONS;

@@ -5,7 +5,7 @@
 import { DATA_KINDS } from '@fa/io/node';
 import { LADDER } from '@fa/ladder';
 import type { Options } from './args.js';
-import { BENCH_OPTIONS, CHECK_OPTIONS, CONFORMANCE_OPTIONS, GEN_OPTIONS, LADDER_OPTIONS, LIST_OPTIONS, RUN_OPTIONS } from './command-line.js';
+import { BENCH_OPTIONS, CHECK_OPTIONS, CONFORMANCE_OPTIONS, GEN_OPTIONS, LADDER_OPTIONS, LIST_OPTIONS, RUN_OPTIONS, SDPA_OPTIONS } from './command-line.js';
 import { DEFAULT_BENCH_SHAPES } from './commands/bench.js';
 import { DEFAULT_LADDER_SHAPE } from './commands/ladder.js';
 
@@ -49,6 +49,18 @@ const COMMAND_DOCS: Record<string, Record<string, readonly [string, string]>> = 
   conformance: { impl: ['ID,ID,...', 'rungs to check (default: all)'] },
   list: { shape: ['B,N,d', 'show the default rung for this shape (default: for each bench shape)'] },
   bench: { impl: ['ID,ID,...', 'rungs to time (default: all)'] },
+  sdpa: {
+    impl: ['ID', 'attention-fp32 (the GPU kernel) or cpu-fp32 (default: the GPU kernel where it can run the problem, else cpu-fp32)'],
+    causal: ['', 'causal mask aligned bottom-right: query i sees key j iff j ≤ i + Lk − Lq (PyTorch\'s is_causal when Lq = Lk)'],
+    window: ['L,R', 'sliding window: keys from i + Lk − Lq − L to i + Lk − Lq + R; −1 for unbounded (FlashAttention-2\'s window_size)'],
+    mask: ['FILE.npy', 'bool (true = takes part) or float (added to the scores), broadcast to [B, Hq, Lq, Lk] as PyTorch broadcasts'],
+    scale: ['S', 'multiplies q·k (default 1/√d)'],
+    layout: ['bhsd|bshd', 'tensors are [B, H, L, d] (default, PyTorch\'s) or [B, L, H, d]'],
+    lse: ['FILE.npy', 'also write each row\'s log-sum-exp, float32 [B, Hq, Lq]'],
+    list: ['', 'the implementations and whether each can run here (with --json: {"implementations": [{"id", "available", "reason"?}]})'],
+    bench: ['', 'time model-shaped problems (GPT-2, Llama, Llama-3 GQA, BERT, chunked prefill, block-sparse) beside PyTorch'],
+    cases: ['N,N,...', 'with --bench: the case numbers to time (default: all)'],
+  },
 };
 
 interface CommandHelp {
@@ -84,6 +96,14 @@ export const COMMANDS: Record<string, CommandHelp> = {
     options: CONFORMANCE_OPTIONS,
   },
   bench: { usage: 'hw4-cli bench [options]', about: 'rungs × shapes: kernel time, TFLOP/s, speedups, PyTorch SDPA (fp32, and fp16 with --torch-dtype) beside them', options: BENCH_OPTIONS },
+  sdpa: {
+    usage: 'hw4-cli sdpa Q.npy K.npy V.npy OUTPUT.npy [options]   |   hw4-cli sdpa --list [--json]   |   hw4-cli sdpa --bench',
+    about:
+      'attention as models call it: q [B, Hq, Lq, d], k and v [B, Hkv, Lk, d] as NumPy .npy files (f32 or f16, C order;\n' +
+      'float64 is converted to float32 with a note), Hq a multiple of Hkv (grouped heads). OUTPUT has q\'s shape and dtype.\n' +
+      'A row that sees no key gives 0 (PyTorch gives NaN). Shapes that do not fit, a malformed file or NaN/Inf: exit 3.',
+    options: SDPA_OPTIONS,
+  },
 };
 
 /** The option lines of a command, one per option of its parser table. */
@@ -127,6 +147,8 @@ Usage
   hw4-cli check INPUT OUTPUT [--expected FILE]   compare OUTPUT with the float64 oracle (or FILE)
   hw4-cli conformance [--impl IDS] [--json]      every rung on the awkward cases, against the oracle
   hw4-cli bench [--shapes LIST] [--impl IDS]     rungs × shapes: kernel time, TFLOP/s, speedups, PyTorch beside
+  hw4-cli sdpa Q.npy K.npy V.npy OUT.npy [--causal] [--window L,R] [--mask M.npy] [--layout bshd]
+                                                 attention with heads, grouped KV heads and masks (sdpa --help)
   hw4-cli COMMAND --help                         the options of one command
   hw4-cli --help | --version
 

@@ -53,6 +53,15 @@ describe('standard output that cannot take all the bytes', () => {
     }
   });
 
+  it.skipIf(!existsSync('/dev/full'))('a usage error or a --json report on a full standard output: its own exit code (2) or 4, one line', () => {
+    const usage = toFile(['--bogus'], '/dev/full');
+    expect(usage.code, usage.stderr).toBe(2);
+    expectOneLine(usage.stderr, /^hw4-cli: error: Unknown option '--bogus'/);
+    const report = toFile(['--list', '--json'], '/dev/full');
+    expect(report.code, report.stderr).toBe(4);
+    expectOneLine(report.stderr, /^hw4-cli: error: standard output: ENOSPC.*; the report was not written$/);
+  });
+
   it('a pipe whose reader closes early: exit 4 with one line', async () => {
     // 12 MiB, far more than the pipe holds: the writer is still writing when the reader goes.
     const run = spawn(process.execPath, [CLI, 'gen', '--shape', '16,1024,64', '-q', '-'], { env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -1,0 +1,110 @@
+/**
+ * hw4-cli sdpa on NumPy files: the result against the float64 oracle, float64 files converted with a note, and the
+ * main command's error discipline (one line, a documented exit code, no OUTPUT written or replaced).
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { sdpaProblem } from '@fa/core';
+import { encodeNpy, parseNpy } from '@fa/io';
+import { sdpaOracle } from '@fa/reference';
+import { cli, ownLines, tempFolder } from './cli-helpers.js';
+
+const dir = tempFolder();
+const NO_GPU = { FA_GPU: 'off' };
+
+function values(count: number, seed: number): Float32Array {
+  let state = seed;
+  return Float32Array.from({ length: count }, () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return (state / 2 ** 32) * 2 - 1;
+  });
+}
+
+/** A .npy file (format 1.0) of `descr` ('<f8' is NumPy's default, '|b1' booleans) holding `data`'s bytes. */
+function npy(descr: string, shape: readonly number[], data: Float64Array | Uint8Array): Uint8Array {
+  let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': (${shape.join(', ')}${shape.length === 1 ? ',' : ''}), }`;
+  header += `${' '.repeat(63 - ((10 + header.length) % 64))}\n`;
+  const bytes = new Uint8Array(10 + header.length + data.byteLength);
+  bytes.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0, header.length & 0xff, header.length >> 8]);
+  bytes.set(new TextEncoder().encode(header), 10);
+  bytes.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), 10 + header.length);
+  return bytes;
+}
+
+const dims = { B: 1, Hq: 4, Hkv: 2, Lq: 9, Lk: 13, d: 16 };
+const q = values(4 * 9 * 16, 1);
+const k = values(2 * 13 * 16, 2);
+const v = values(2 * 13 * 16, 3);
+const file = (name: string, bytes: Uint8Array): string => {
+  const path = join(dir, name);
+  writeFileSync(path, bytes);
+  return path;
+};
+const Q = file('q.npy', encodeNpy([1, 4, 9, 16], q));
+const K = file('k.npy', encodeNpy([1, 2, 13, 16], k));
+const V = file('v.npy', encodeNpy([1, 2, 13, 16], v));
+
+/** Largest |a − b|, equal values (−∞ included) counting 0. */
+const maxAbs = (a: ArrayLike<number>, b: ArrayLike<number>): number => Array.from(a).reduce((m, x, i) => (x === b[i] ? m : Math.max(m, Math.abs(x - (b[i] as number)))), 0);
+
+describe('hw4-cli sdpa', () => {
+  it('computes grouped-head causal attention with a mask and writes OUTPUT and the log-sum-exps', () => {
+    const keep = Uint8Array.from({ length: 13 }, (_, j) => (j % 4 === 1 ? 0 : 1));
+    const mask = file('mask.npy', npy('|b1', [13], keep));
+    const out = join(dir, 'out.npy');
+    const lse = join(dir, 'lse.npy');
+    const run = cli(['sdpa', Q, K, V, out, '--causal', '--mask', mask, '--lse', lse], NO_GPU);
+    expect(run.code, run.stderr).toBe(0);
+    const exact = sdpaOracle(sdpaProblem(dims, { causal: true, mask: { kind: 'bool', data: keep, shape: [13] } }), q, k, v);
+    const written = parseNpy(readFileSync(out));
+    expect(written.shape).toEqual([1, 4, 9, 16]);
+    expect(written.dtype).toBe('f32');
+    expect(maxAbs(written.data as Float32Array, exact.out)).toBeLessThan(1e-5);
+    expect(maxAbs(parseNpy(readFileSync(lse)).data as Float32Array, exact.lse)).toBeLessThan(1e-5);
+  });
+
+  it('converts float64 tensors (NumPy\'s default) to float32 with a note, and writes float32', () => {
+    const q64 = file('q64.npy', npy('<f8', [1, 4, 9, 16], Float64Array.from(q)));
+    const out = join(dir, 'out64.npy');
+    const run = cli(['sdpa', q64, K, V, out], NO_GPU);
+    expect(run.code, run.stderr).toBe(0);
+    expect(ownLines(run.stderr)[0]).toMatch(/^hw4-cli: note: Q .*q64\.npy is float64; it is computed in float32 and OUTPUT is float32$/);
+    expect(parseNpy(readFileSync(out)).dtype).toBe('f32');
+  });
+
+  it('refuses inputs that do not fit with one line and exit 3, leaving an existing OUTPUT as it was', () => {
+    const out = file('kept.npy', new TextEncoder().encode('OLD'));
+    const K3 = file('k3.npy', encodeNpy([1, 3, 13, 16], values(3 * 13 * 16, 4)));
+    const cases: [string[], RegExp][] = [
+      [[Q, K3, K3, out], /4 query heads are not a multiple of 3 key\/value heads/],
+      [[Q, file('bad.npy', new TextEncoder().encode('not a numpy file')), V, out], /^hw4-cli: error: K .*bad\.npy: /],
+      [[Q, K, V, out, '--mask', file('m.npy', encodeNpy([2, 13], values(26, 5)))], /the mask of shape \[2, 13\] does not broadcast to \[1, 4, 9, 13\]/],
+      [[Q, file('kd.npy', encodeNpy([1, 2, 13, 8], values(2 * 13 * 8, 6))), V, out], /q has head size 16 but k has 8/],
+      [[Q, K, file('nan.npy', encodeNpy([1, 2, 13, 16], Float32Array.from(v, (x, i) => (i === 5 ? Number.NaN : x)))), out], /holds NaN at flat index 5/],
+    ];
+    for (const [args, message] of cases) {
+      const run = cli(['sdpa', ...args], NO_GPU);
+      expect(run.code, run.stderr).toBe(3);
+      expect(ownLines(run.stderr), run.stderr).toHaveLength(1);
+      expect(run.stderr).toMatch(message);
+      expect(readFileSync(out, 'utf8')).toBe('OLD');
+    }
+  });
+
+  it('says which implementations run here, and refuses an unknown or unavailable one with exit 2', () => {
+    const list = cli(['sdpa', '--list', '--json'], NO_GPU);
+    expect(list.code).toBe(0);
+    expect(JSON.parse(list.stdout)).toEqual({
+      implementations: [
+        { id: 'attention-fp32', available: false, reason: 'GPU disabled by FA_GPU=off' },
+        { id: 'cpu-fp32', available: true },
+      ],
+    });
+    const out = join(dir, 'never.npy');
+    expect(cli(['sdpa', Q, K, V, out, '--impl', 'fast'], NO_GPU)).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown implementation "fast"; choose one of attention-fp32, cpu-fp32/) as unknown });
+    expect(cli(['sdpa', Q, K, V, out, '--impl', 'attention-fp32'], NO_GPU).code).toBe(2);
+    expect(cli(['sdpa', Q, K, V, out, '--window', '3'], NO_GPU).code).toBe(2);
+    expect(existsSync(out)).toBe(false);
+  });
+});

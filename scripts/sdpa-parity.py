@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""The attention function against PyTorch's scaled_dot_product_attention, case by case, through the CLI.
+
+For each case it writes q, k, v (and a mask) as .npy files, runs `hw4-cli sdpa` on them, and compares OUTPUT with
+PyTorch on the same tensors (float64 on the CPU, and float32 on CUDA when there is a GPU), with the project's semantics
+mapped onto PyTorch's: the bottom-right causal mask and windows as explicit boolean masks (PyTorch's is_causal aligns
+top-left when Lq != Lk), grouped heads through enable_gqa, block masks expanded to element masks. A row that sees no
+key is 0 here and NaN in PyTorch: such rows are compared as 0. (Block masks are the library's, not the CLI's; the
+test suite checks them against the float64 oracle.)
+
+Usage: python3 scripts/sdpa-parity.py "node bundle/hw4-cli/hw4-cli.mjs" [--impl attention-fp32]
+Prints a Markdown table and exits 1 if any case differs from PyTorch float64 by more than 1e-5.
+"""
+import os, subprocess, sys, tempfile
+import numpy as np
+import torch
+
+CLI = sys.argv[1].split()
+IMPL = sys.argv[sys.argv.index('--impl') + 1] if '--impl' in sys.argv else None
+rng = np.random.default_rng(17)
+
+def case(name, B, Hq, Hkv, Lq, Lk, d, causal=False, window=None, mask=None, layout='bhsd', scale=None):
+    return dict(name=name, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, d=d, causal=causal, window=window, mask=mask, layout=layout, scale=scale)
+
+CASES = [
+    case('GQA 4, causal, Lq = Lk = 77', 2, 4, 1, 77, 77, 64, causal=True),
+    case('Lq = 1 over 130 keys, bshd', 1, 2, 2, 1, 130, 64, layout='bshd'),
+    case('Lq = 100 > Lk = 37, causal (rows that see nothing)', 1, 1, 1, 100, 37, 64, causal=True),
+    case('window [5, 3], Lq < Lk', 1, 2, 1, 40, 90, 64, window=(5, 3)),
+    case('Lk = 1, GQA 8', 1, 8, 1, 9, 1, 64),
+    case('scale 0.3, bshd, GQA 2, causal', 2, 4, 2, 33, 50, 64, causal=True, layout='bshd', scale=0.3),
+    case('d = 8, window [-1, 4]', 1, 2, 1, 33, 65, 8, window=(-1, 4)),
+    case('d = 128, causal, Lq < Lk', 1, 1, 1, 40, 50, 128, causal=True),
+    case('d = 80, additive mask over keys [Lk]', 1, 2, 1, 20, 45, 80, mask='additive'),
+    case('d = 80, boolean mask [B, 1, Lq, Lk] with an empty row, causal', 2, 2, 2, 12, 30, 80, causal=True, mask='bool'),
+    case('chunked prefill: 64 queries over 1024 keys, GQA 4, causal', 1, 8, 2, 64, 1024, 64, causal=True),
+]
+
+def visible(c):
+    """[1, 1, Lq, Lk] booleans: the keys each query sees by the band (causal, window)."""
+    i = np.arange(c['Lq'])[:, None]; j = np.arange(c['Lk'])[None, :]
+    diag = i + c['Lk'] - c['Lq']
+    left, right = (c['window'] if c['window'] else (-1, -1))
+    keep = np.ones((c['Lq'], c['Lk']), bool)
+    if left >= 0: keep &= j >= diag - left
+    if right >= 0: keep &= j <= diag + right
+    if c['causal']: keep &= j <= diag
+    keep = keep[None, None]
+    return keep
+
+def run_case(c, folder):
+    B, Hq, Hkv, Lq, Lk, d = (c[k] for k in ('B', 'Hq', 'Hkv', 'Lq', 'Lk', 'd'))
+    q = rng.uniform(-3, 3, (B, Hq, Lq, d)).astype(np.float32)
+    k = rng.uniform(-3, 3, (B, Hkv, Lk, d)).astype(np.float32)
+    v = rng.uniform(-3, 3, (B, Hkv, Lk, d)).astype(np.float32)
+    files = [os.path.join(folder, n) for n in ('q.npy', 'k.npy', 'v.npy', 'out.npy', 'mask.npy')]
+    to_layout = (lambda x: x.transpose(0, 2, 1, 3).copy()) if c['layout'] == 'bshd' else (lambda x: x)
+    for path, x in zip(files, (q, k, v)): np.save(path, to_layout(x))
+    args = CLI + ['sdpa', '-q', files[0], files[1], files[2], files[3], '--layout', c['layout']]
+    if c['causal']: args.append('--causal')
+    if c['window']: args += ['--window', f"{c['window'][0]},{c['window'][1]}"]
+    if c['scale'] is not None: args += ['--scale', str(c['scale'])]
+    if IMPL: args += ['--impl', IMPL]
+    keep = visible(c)
+    additive = np.zeros((1, 1, Lq, Lk), np.float64)
+    if c['mask'] == 'additive':
+        m = rng.uniform(-3, 3, (Lk,)).astype(np.float32); m[::7] = -np.inf
+        np.save(files[4], m); args += ['--mask', files[4]]
+        additive = additive + m.astype(np.float64)
+    elif c['mask'] == 'bool':
+        m = rng.uniform(0, 1, (B, 1, Lq, Lk)) > 0.2; m[:, :, 5, :] = False
+        np.save(files[4], m); args += ['--mask', files[4]]
+        keep = keep & m
+    done = subprocess.run(args, capture_output=True, text=True)
+    if done.returncode != 0:
+        return dict(error=f'exit {done.returncode}: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ""}')
+    ours = np.load(files[3])
+    ours = ours.transpose(0, 2, 1, 3) if c['layout'] == 'bshd' else ours
+    bias = np.where(keep, additive, -np.inf)
+    empty = ~np.isfinite(bias).any(-1)  # rows that see nothing
+    result = {}
+    devices = [('float64 CPU', 'cpu', torch.float64)] + ([('float32 CUDA', 'cuda', torch.float32)] if torch.cuda.is_available() else [])
+    for label, device, dtype in devices:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        t = lambda x: torch.from_numpy(np.ascontiguousarray(x)).to(device=device, dtype=dtype)
+        ref = torch.nn.functional.scaled_dot_product_attention(
+            t(q), t(k), t(v), attn_mask=t(np.broadcast_to(bias, (B, Hq, Lq, Lk))), scale=c['scale'], enable_gqa=Hq != Hkv)
+        ref = torch.nan_to_num(ref, nan=0.0).double().cpu().numpy()
+        ref[np.broadcast_to(empty[..., None], ref.shape)] = 0
+        result[label] = float(np.abs(ours - ref).max())
+    return result
+
+def main():
+    rows, worst = [], 0.0
+    with tempfile.TemporaryDirectory() as folder:
+        for c in CASES:
+            r = run_case(c, folder)
+            rows.append((c['name'], r))
+            if 'error' in r: worst = float('inf')
+            else: worst = max(worst, r['float64 CPU'])
+    print(f'PyTorch {torch.__version__}' + (f' on {torch.cuda.get_device_name()}' if torch.cuda.is_available() else ''))
+    print('| case | max diff vs PyTorch float64 | vs PyTorch float32 (CUDA) |')
+    print('|---|---|---|')
+    for name, r in rows:
+        if 'error' in r: print(f'| {name} | {r["error"]} | |')
+        else: print(f"| {name} | {r['float64 CPU']:.1e} | {r.get('float32 CUDA', float('nan')):.1e} |")
+    sys.exit(0 if worst <= 1e-5 else 1)
+
+main()
