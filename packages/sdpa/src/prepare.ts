@@ -4,7 +4,9 @@
  * caller's buffers, as often as wanted, until `destroy`.
  */
 import { checked, sdpaProblem, UnsupportedShapeError, type GpuContext, type SdpaDims, type SdpaOptions, type SdpaProblem } from '@fa/core';
-import { fp32Plan, prepareFp32Kernel, type Fp32Kernel, type TensorType } from './fp32/attention-fp32.js';
+import { decodePlan, prepareDecodeKernel, type DecodePlan } from './decode/attention-decode.js';
+import { fp32Plan, prepareFp32Kernel, type Fp32Kernel, type Fp32Plan } from './fp32/attention-fp32.js';
+import type { TensorType } from './kernel-support.js';
 
 /** Tensor data of a dtype: float32 values, or f16 values as their bits. */
 export type TensorData = Float32Array | Uint16Array;
@@ -25,6 +27,30 @@ export interface PrepareOptions extends SdpaOptions {
   readonly lse?: boolean;
   /** The tensors' element type: 'f32' (default) or 'f16' (needs shader-f16; computed in float32 all the same). */
   readonly dtype?: TensorType;
+  /**
+   * The kernel: 'attention-decode' (the query heads of a KV group together, keys split over workgroups) or
+   * 'attention-fp32' (tiles of query rows); by default the decode kernel for Lq ≤ DECODE_MAX_LQ where it can run.
+   */
+  readonly kernel?: GpuKernelId;
+}
+
+export type GpuKernelId = 'attention-fp32' | 'attention-decode';
+
+/** Query rows per head up to which the decode kernel is the default. */
+export const DECODE_MAX_LQ = 16;
+
+/** The kernel's plan chosen for a problem, or the reasons none can run it. */
+function choosePlan(problem: SdpaProblem, gpu: GpuContext, options: PrepareOptions): { id: 'attention-decode'; plan: DecodePlan } | { id: 'attention-fp32'; plan: Fp32Plan } | string {
+  const lse = options.lse === true;
+  const dtype = options.dtype ?? 'f32';
+  const wantDecode = options.kernel === 'attention-decode' || (options.kernel === undefined && problem.dims.Lq <= DECODE_MAX_LQ);
+  if (wantDecode) {
+    const plan = decodePlan(problem, gpu, lse, dtype);
+    if (typeof plan !== 'string') return { id: 'attention-decode' as const, plan };
+    if (options.kernel === 'attention-decode') return plan;
+  }
+  const plan = fp32Plan(problem, gpu, lse, dtype);
+  return typeof plan === 'string' ? plan : { id: 'attention-fp32' as const, plan };
 }
 
 export interface PreparedAttention {
@@ -41,8 +67,8 @@ export interface PreparedAttention {
 
 /** Why the GPU kernel cannot run this problem here, or undefined when it can. */
 export function gpuUnsupportedReason(gpu: GpuContext, dims: SdpaDims, options: PrepareOptions = {}): string | undefined {
-  const plan = fp32Plan(sdpaProblem(dims, options), gpu, options.lse === true, options.dtype);
-  return typeof plan === 'string' ? plan : undefined;
+  const chosen = choosePlan(sdpaProblem(dims, options), gpu, options);
+  return typeof chosen === 'string' ? chosen : undefined;
 }
 
 /** Compiles the kernel for this problem on `gpu`; throws UnsupportedShapeError with the reason when it cannot. */
@@ -50,9 +76,9 @@ export async function prepareAttention(gpu: GpuContext, dims: SdpaDims, options:
   const problem = sdpaProblem(dims, options);
   const withLse = options.lse === true;
   const dtype = options.dtype ?? 'f32';
-  const plan = fp32Plan(problem, gpu, withLse, dtype);
-  if (typeof plan === 'string') throw new UnsupportedShapeError(`attention-fp32 cannot run this problem here: ${plan}`);
-  const kernel = await prepareFp32Kernel(gpu, problem, plan);
+  const chosen = choosePlan(problem, gpu, options);
+  if (typeof chosen === 'string') throw new UnsupportedShapeError(`${options.kernel ?? 'attention-fp32'} cannot run this problem here: ${chosen}`);
+  const kernel: GpuKernel = chosen.id === 'attention-decode' ? await prepareDecodeKernel(gpu, problem, chosen.plan) : await prepareFp32Kernel(gpu, problem, chosen.plan);
   const { B, Hq, Hkv, Lq, Lk, d } = problem.dims;
   const size = dtype === 'f16' ? 2 : 4;
   const bytes = { q: Hq * Lq * d * size, kv: Hkv * Lk * d * size, lse: Hq * Lq * 4 };
@@ -64,7 +90,7 @@ export async function prepareAttention(gpu: GpuContext, dims: SdpaDims, options:
   }
   return {
     problem,
-    impl: 'attention-fp32',
+    impl: chosen.id,
     encode(encoder, buffers, timestampWrites) {
       const need = { q: B * bytes.q, k: B * bytes.kv, v: B * bytes.kv, out: B * bytes.q, lse: B * bytes.lse };
       for (const name of ['q', 'k', 'v', 'out'] as const) {
@@ -82,10 +108,13 @@ export async function prepareAttention(gpu: GpuContext, dims: SdpaDims, options:
 }
 
 /** Runs typed arrays through the kernel, `batchesPerRun` batches at a time, on buffers of its own. */
+/** What both kernels offer: one compute pass for a run of batches, on buffers the caller binds. */
+type GpuKernel = Pick<Fp32Kernel, 'encode' | 'destroy'>;
+
 async function runArrays(
   gpu: GpuContext,
   problem: SdpaProblem,
-  kernel: Fp32Kernel,
+  kernel: GpuKernel,
   batchesPerRun: number,
   withLse: boolean,
   dtype: TensorType,

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sdpaProblem, type GpuContext } from '@fa/core';
 import { acquireNodeGpu } from '@fa/core/node';
 import { sdpaFloat16Plain, sdpaOracle } from '@fa/reference';
-import { attention, dimsOf, floatsToHalves, halvesToFloats, prepareAttention, SdpaArgumentError } from '../src/index.js';
+import { attention, DECODE_MAX_LQ, dimsOf, floatsToHalves, halvesToFloats, prepareAttention, SdpaArgumentError } from '../src/index.js';
 import { checkCase, GROUPS, maxAbs, tensors } from './cases.js';
 
 let gpu: GpuContext | undefined;
@@ -30,9 +30,27 @@ describe.each(GROUPS)('attention-fp32: $name', ({ cases }) => {
       context.skip(`no GPU: ${missing}`);
       return;
     }
-    const { error, limit, lseError, lseLimit } = await checkCase(gpu, c);
+    const { impl, error, limit, lseError, lseLimit } = await checkCase(gpu, c);
+    if (c.kernel !== undefined) expect(impl).toBe(c.kernel);
     expect(error, `max error ${error} against the plain float32 computation's limit ${limit}`).toBeLessThanOrEqual(limit);
     expect(lseError, `log-sum-exp error ${lseError} against ${lseLimit}`).toBeLessThanOrEqual(lseLimit);
+  });
+});
+
+describe('the kernel a problem gets', () => {
+  it(`takes the decode kernel for up to ${DECODE_MAX_LQ} query rows per head without element masks, attention-fp32 otherwise`, async (context) => {
+    if (!gpu) {
+      context.skip(`no GPU: ${missing}`);
+      return;
+    }
+    const decode = { B: 2, Hq: 8, Hkv: 2, Lq: 1, Lk: 1000, d: 64 }; // a decode case's kernel, compiled already
+    const chosen = async (dims: typeof decode, options = {}): Promise<string> => {
+      const prepared = await prepareAttention(gpu as GpuContext, dims, { ...options, lse: true });
+      prepared.destroy();
+      return prepared.impl;
+    };
+    expect(await chosen(decode)).toBe('attention-decode');
+    expect(await chosen({ ...decode, Lq: 77, Lk: 77, Hq: 4, Hkv: 1 }, { causal: true })).toBe('attention-fp32');
   });
 });
 

@@ -6,7 +6,7 @@
  */
 import { sdpaProblem, type GpuContext, type SdpaDims, type SdpaOptions } from '@fa/core';
 import { sdpaFloat32, sdpaOracle } from '@fa/reference';
-import { prepareAttention } from '../src/index.js';
+import { prepareAttention, type GpuKernelId } from '../src/index.js';
 
 /** Deterministic values in [−range, range). */
 export function values(count: number, seed: number, range = 3): Float32Array {
@@ -39,6 +39,8 @@ export interface Case {
   name: string;
   dims: SdpaDims;
   options?: SdpaOptions;
+  /** The kernel the case runs on (the default choice otherwise). */
+  kernel?: GpuKernelId;
 }
 
 /** Grouped by kernel constants (head size, masks): one pipeline per group. */
@@ -47,12 +49,21 @@ export const GROUPS: { name: string; cases: Case[] }[] = [
     name: 'd = 64, bands',
     cases: [
       { name: 'GQA 4, causal, Lq = Lk = 77', dims: { B: 2, Hq: 4, Hkv: 1, Lq: 77, Lk: 77, d: 64 }, options: { causal: true } },
-      { name: 'Lq = 1 over 130 keys, bshd', dims: { B: 1, Hq: 2, Hkv: 2, Lq: 1, Lk: 130, d: 64 }, options: { layout: 'bshd' } },
+      { name: 'Lq = 1 over 130 keys, bshd', dims: { B: 1, Hq: 2, Hkv: 2, Lq: 1, Lk: 130, d: 64 }, options: { layout: 'bshd' }, kernel: 'attention-fp32' },
       { name: 'Lq = 100 > Lk = 37, causal: rows that see nothing', dims: { B: 1, Hq: 1, Hkv: 1, Lq: 100, Lk: 37, d: 64 }, options: { causal: true } },
       { name: 'window [5, 3], Lq < Lk', dims: { B: 1, Hq: 2, Hkv: 1, Lq: 40, Lk: 90, d: 64 }, options: { window: [5, 3] } },
       { name: 'Lk = 1, GQA 8', dims: { B: 1, Hq: 8, Hkv: 1, Lq: 9, Lk: 1, d: 64 } },
       { name: 'scale 0.3, bshd, GQA 2, causal', dims: { B: 2, Hq: 4, Hkv: 2, Lq: 33, Lk: 50, d: 64 }, options: { scale: 0.3, layout: 'bshd', causal: true } },
-      { name: 'a grid large enough not to split keys, causal', dims: { B: 40, Hq: 16, Hkv: 4, Lq: 8, Lk: 20, d: 64 }, options: { causal: true } },
+      { name: 'a grid large enough not to split keys, causal', dims: { B: 40, Hq: 16, Hkv: 4, Lq: 8, Lk: 20, d: 64 }, options: { causal: true }, kernel: 'attention-fp32' },
+    ],
+  },
+  {
+    name: 'decode (d = 64): the query heads of a KV group together, keys split over workgroups',
+    cases: [
+      { name: 'one query row, GQA 4, 1000 keys', dims: { B: 2, Hq: 8, Hkv: 2, Lq: 1, Lk: 1000, d: 64 }, kernel: 'attention-decode' },
+      { name: 'four rows (speculative), GQA 8, causal, 301 keys', dims: { B: 1, Hq: 8, Hkv: 1, Lq: 4, Lk: 301, d: 64 }, options: { causal: true }, kernel: 'attention-decode' },
+      { name: 'Lk = 2 under 3 rows, causal: a row that sees nothing', dims: { B: 1, Hq: 2, Hkv: 2, Lq: 3, Lk: 2, d: 64 }, options: { causal: true }, kernel: 'attention-decode' },
+      { name: '16 rows, window [7, 0], bshd', dims: { B: 1, Hq: 2, Hkv: 1, Lq: 16, Lk: 77, d: 64 }, options: { window: [7, 0], layout: 'bshd' }, kernel: 'attention-decode' },
     ],
   },
   { name: 'd = 8', cases: [{ name: 'window [−1, 4], GQA 2', dims: { B: 1, Hq: 2, Hkv: 1, Lq: 33, Lk: 65, d: 8 }, options: { window: [-1, 4] } }] },
@@ -85,6 +96,8 @@ export const GROUPS: { name: string; cases: Case[] }[] = [
 ];
 
 export interface CaseCheck {
+  /** The kernel that ran the case. */
+  impl: string;
   /** Largest error of O against float64, and the most it may be: 2× the plain float32 computation's, or 1e-6. */
   error: number;
   limit: number;
@@ -94,15 +107,16 @@ export interface CaseCheck {
 }
 
 /** Runs one case on the GPU kernel and measures it against the oracle and the plain float32 computation. */
-export async function checkCase(gpu: GpuContext, { dims, options }: Case): Promise<CaseCheck> {
+export async function checkCase(gpu: GpuContext, { dims, options, kernel }: Case): Promise<CaseCheck> {
   const { q, k, v } = tensors(dims, 17);
   const problem = sdpaProblem(dims, options);
   const exact = sdpaOracle(problem, q, k, v);
   const plain = sdpaFloat32(problem, q, k, v);
-  const prepared = await prepareAttention(gpu, dims, { ...options, lse: true });
+  const prepared = await prepareAttention(gpu, dims, { ...options, lse: true, ...(kernel ? { kernel } : {}) });
   try {
     const { out, lse } = await prepared.run(q, k, v);
     return {
+      impl: prepared.impl,
       error: maxAbs(out, exact.out),
       limit: Math.max(2 * maxAbs(plain.out, exact.out), 1e-6),
       lseError: maxAbs(lse ?? [], exact.lse),

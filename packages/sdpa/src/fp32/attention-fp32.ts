@@ -15,27 +15,18 @@ import {
   type SdpaProblem,
 } from '@fa/core';
 import { keySplits, ROW_SPLIT_LAYOUT, rowGroupTilesFor, rowSplitBytes, rowSplitTiles, type RowGroupLayout } from '@fa/optimized';
+import { COMBINE_WORKGROUP, commonUniforms, explicitLayout, forTensorType, OwnedBuffers, type TensorType } from '../kernel-support.js';
 import code from './attention-fp32.wgsl';
 
 export const ATTENTION_FP32_KERNEL = { label: 'attention-fp32.wgsl', code };
 
-/** The tensors' element type in memory; the arithmetic is float32 either way. */
-export type TensorType = 'f32' | 'f16';
-
-/** The kernel for tensors of `dtype`: for f16, its `alias T` line replaced and f16 enabled. */
+/** The kernel for tensors of `dtype`. */
 export function attentionKernel(dtype: TensorType): KernelSource {
-  if (dtype === 'f32') return ATTENTION_FP32_KERNEL;
-  return { label: 'attention-fp32.wgsl (f16 tensors)', code: `enable f16;\n${code.replace('alias T = f32;', 'alias T = f16;')}` };
+  return forTensorType(ATTENTION_FP32_KERNEL, dtype);
 }
 
 /** lean-loop's rows and register bounds: a step scores up to 16 keys, so Bc is a multiple of 16. */
 const LAYOUT: RowGroupLayout = { ...ROW_SPLIT_LAYOUT, keysPerStep: 16 };
-
-/** Invocations per workgroup of `combine`. */
-const COMBINE_WORKGROUP = 64;
-
-/** A band as a signed 32-bit number: unbounded is a distance no shape reaches. */
-const UNBOUNDED = 0x3fffffff;
 
 export interface Fp32Plan {
   readonly dtype: TensorType;
@@ -100,11 +91,6 @@ export interface Fp32Kernel {
   destroy(): void;
 }
 
-/** Per-tensor strides in vec4s: batch, head, row. */
-function strides(layout: SdpaProblem['layout'], heads: number, rows: number, d4: number): [number, number, number] {
-  return layout === 'bhsd' ? [heads * rows * d4, rows * d4, d4] : [rows * heads * d4, d4, heads * d4];
-}
-
 /** The kernel compiled for `problem`, with its masks and tile lists uploaded; buffers are bound per encode. */
 export async function prepareFp32Kernel(gpu: GpuContext, problem: SdpaProblem, plan: Fp32Plan): Promise<Fp32Kernel> {
   const { device } = gpu;
@@ -112,18 +98,12 @@ export async function prepareFp32Kernel(gpu: GpuContext, problem: SdpaProblem, p
   const kernel = attentionKernel(plan.dtype);
   const fields = checkUniforms('attention-fp32', kernel, uniformsOf(problem, 0, 1, 1));
   const bindings = kernelBindings(kernel.code);
-  const layout = explicitLayout(device, bindings);
+  const layout = explicitLayout(device, bindings, 'attention-fp32');
   const pipelines = await checked(gpu, `compiling attention-fp32 (${plan.summary}, d = ${d}, ${plan.dtype} tensors)`, () =>
     computePipelines(gpu, kernel, ['main', 'combine'], { ...plan.constants }, layout),
   );
-  const owned: GPUBuffer[] = [];
-  const storage = (label: string, data: ArrayBufferView | undefined, bytes = 16): GPUBuffer => {
-    const size = Math.max(16, Math.ceil((data?.byteLength ?? bytes) / 4) * 4);
-    const buffer = device.createBuffer({ label, size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
-    if (data) device.queue.writeBuffer(buffer, 0, data.buffer, data.byteOffset, data.byteLength);
-    owned.push(buffer);
-    return buffer;
-  };
+  const owned = new OwnedBuffers(device);
+  const storage = (label: string, data: ArrayBufferView | undefined, bytes = 16): GPUBuffer => owned.storage(label, data, bytes);
   const Tr = Math.ceil(Lq / plan.BR);
   const tiles = Math.ceil(Lk / plan.BC);
   const fixed: Record<string, GPUBuffer> = {
@@ -132,8 +112,7 @@ export async function prepareFp32Kernel(gpu: GpuContext, problem: SdpaProblem, p
     tileLists: storage('attention-fp32 tile lists', problem.blockMask ? tileLists(problem, plan) : undefined),
     lse: storage('attention-fp32 no lse', undefined),
   };
-  const params = device.createBuffer({ label: 'attention-fp32 params', size: Math.ceil((fields.length * 4) / 16) * 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-  owned.push(params);
+  const params = owned.uniform('attention-fp32 params', fields.length * 4);
   /** The partial results of key ranges, grown to the largest run so far. */
   let scratch: { Opart: GPUBuffer; ML: GPUBuffer; rows: number } | undefined;
   const scratchFor = (rows: number): { Opart: GPUBuffer; ML: GPUBuffer } => {
@@ -174,24 +153,9 @@ export async function prepareFp32Kernel(gpu: GpuContext, problem: SdpaProblem, p
       pass.end();
     },
     destroy() {
-      for (const buffer of owned) buffer.destroy();
+      owned.destroy();
     },
   };
-}
-
-/** One bind group layout with every binding of the kernel, so that `main` and `combine` share a bind group. */
-function explicitLayout(device: GPUDevice, bindings: ReturnType<typeof kernelBindings>): GPUPipelineLayout & { getBindGroupLayout(index: 0): GPUBindGroupLayout } {
-  const typeOf = (space: string): GPUBufferBindingType => {
-    const normalized = space.replace(/\s*,\s*/g, ', ');
-    if (normalized === 'uniform') return 'uniform';
-    return normalized === 'storage, read_write' ? 'storage' : 'read-only-storage';
-  };
-  const group = device.createBindGroupLayout({
-    label: 'attention-fp32',
-    entries: bindings.map(({ binding, space }) => ({ binding, visibility: GPUShaderStage.COMPUTE, buffer: { type: typeOf(space) } })),
-  });
-  const pipelineLayout = device.createPipelineLayout({ label: 'attention-fp32', bindGroupLayouts: [group] });
-  return Object.assign(pipelineLayout, { getBindGroupLayout: () => group });
 }
 
 /**
@@ -244,29 +208,13 @@ function kernelMask(mask: NonNullable<SdpaProblem['mask']>): Float32Array {
 
 /** The uniform's values for a run of `batches` batches from `batch0`. */
 function uniformsOf(problem: SdpaProblem, batch0: number, batches: number, splits: number): Record<string, number> {
-  const { Hq, Hkv, Lq, Lk, d } = problem.dims;
-  const d4 = d / 4;
-  const [qBatch, qHead, qRow] = strides(problem.layout, Hq, Lq, d4);
-  const [kvBatch, kvHead, kvRow] = strides(problem.layout, Hkv, Lk, d4);
   const m = problem.mask?.strides ?? { b: 0, h: 0, i: 0, j: 0 };
   const bm = problem.blockMask;
   const bs = bm?.strides ?? { b: 0, h: 0, i: 0, j: 0 };
   return {
-    Lq,
-    Lk,
-    Hq,
-    GROUP: Hq / Hkv,
-    bh: batches * Hq,
+    ...commonUniforms(problem),
+    bh: batches * problem.dims.Hq,
     batch0,
-    qBatch,
-    qHead,
-    qRow,
-    kvBatch,
-    kvHead,
-    kvRow,
-    scaleLog2: problem.scale * Math.LOG2E,
-    left: Number.isFinite(problem.left) ? Math.min(problem.left, UNBOUNDED) : UNBOUNDED,
-    right: Number.isFinite(problem.right) ? Math.min(problem.right, UNBOUNDED) : UNBOUNDED,
     maskB: m.b,
     maskH: m.h,
     maskI: m.i,
@@ -277,7 +225,6 @@ function uniformsOf(problem: SdpaProblem, batch0: number, batches: number, split
     blocksH: bs.h,
     blocksI: bs.i,
     blocksJ: bs.j,
-    minusInfinity: 0xff800000,
     splits,
   };
 }

@@ -1,0 +1,126 @@
+/**
+ * The decode kernel (attention-decode.wgsl): a few query rows per head against a long cache, the query heads of a KV
+ * group together so that K and V are read once per group, keys split over workgroups and merged by `combine`.
+ */
+import {
+  checked,
+  checkUniforms,
+  computePipelines,
+  gpuHeadSizeSupport,
+  grid2d,
+  kernelBindings,
+  packUniforms,
+  type GpuContext,
+  type SdpaProblem,
+} from '@fa/core';
+import { COMBINE_WORKGROUP, commonUniforms, explicitLayout, forTensorType, OwnedBuffers, type TensorType } from '../kernel-support.js';
+import code from './attention-decode.wgsl';
+
+export const ATTENTION_DECODE_KERNEL = { label: 'attention-decode.wgsl', code };
+
+/** Invocations per workgroup. */
+const WG = 128;
+/** Most vec4 slots of O per invocation (the kernel's SLOT_MAX). */
+const SLOT_MAX = 8;
+/** Query rows a workgroup may hold: GROUP · Lq. */
+export const DECODE_MAX_ROWS = 32;
+/** Workgroups to aim for (several per compute unit on a large GPU). */
+const TARGET_WORKGROUPS = 512;
+
+export interface DecodePlan {
+  readonly dtype: TensorType;
+  readonly constants: Readonly<Record<string, number>>;
+  /** Keys per tile. */
+  readonly BK: number;
+  readonly summary: string;
+}
+
+/** Workgroup bytes: the group's query rows, the K and V tiles, the tile's scores. */
+const decodeBytes = (d: number, R: number, BK: number): number => 4 * (R * d + 2 * BK * d + R * BK);
+
+/** The decode kernel's plan, or why it does not take this problem (the prefill kernel then does). */
+export function decodePlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dtype: TensorType): DecodePlan | string {
+  const { Hq, Hkv, Lq, d } = problem.dims;
+  const R = (Hq / Hkv) * Lq;
+  if (R > DECODE_MAX_ROWS) return `${R} query rows per KV head, more than the decode kernel's ${DECODE_MAX_ROWS}`;
+  if (problem.mask || problem.blockMask) return 'element and block masks are the prefill kernel\'s';
+  if (dtype === 'f16' && !gpu.device.features.has('shader-f16')) return 'f16 tensors need feature shader-f16, which this GPU lacks';
+  const head = gpuHeadSizeSupport({ B: 1, N: 1, d });
+  if (head !== true) return head;
+  if (Math.ceil((R * d) / 4 / WG) > SLOT_MAX) return `${R} rows of ${d} need more than ${SLOT_MAX} slots per invocation`;
+  const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
+  const BK = [32, 16, 8].find((keys) => decodeBytes(d, R, keys) <= limit);
+  if (BK === undefined) return `the decode tiles for d = ${d} do not fit ${limit} bytes of workgroup memory`;
+  return { dtype, constants: { D: d, R, BK, WG, LSE: lse ? 1 : 0, CW: COMBINE_WORKGROUP }, BK, summary: `${R} rows per KV head, ${BK} keys per tile` };
+}
+
+/** The caller's tensors for one run of `batches` batches (STORAGE buffers of the plan's dtype). */
+export interface DecodeBuffers {
+  readonly q: GPUBuffer;
+  readonly k: GPUBuffer;
+  readonly v: GPUBuffer;
+  readonly O: GPUBuffer;
+  readonly lse?: GPUBuffer;
+}
+
+export interface DecodeKernel {
+  readonly plan: DecodePlan;
+  encode(encoder: GPUCommandEncoder, buffers: DecodeBuffers, batch0: number, batches: number, timestampWrites?: GPUComputePassTimestampWrites): void;
+  destroy(): void;
+}
+
+/** Key ranges per (batch, KV head): enough workgroups to fill the GPU, each at least a few tiles. */
+function decodeSplits(pairs: number, tiles: number): number {
+  return Math.max(1, Math.min(Math.ceil(TARGET_WORKGROUPS / pairs), Math.ceil(tiles / 4)));
+}
+
+export async function prepareDecodeKernel(gpu: GpuContext, problem: SdpaProblem, plan: DecodePlan): Promise<DecodeKernel> {
+  const { device } = gpu;
+  const { Hkv, Lk, d } = problem.dims;
+  const R = plan.constants.R as number;
+  const kernel = forTensorType(ATTENTION_DECODE_KERNEL, plan.dtype);
+  const fields = checkUniforms('attention-decode', kernel, { ...commonUniforms(problem), Hkv, pairs: 1, splits: 1 });
+  const bindings = kernelBindings(kernel.code);
+  const layout = explicitLayout(device, bindings, 'attention-decode');
+  const pipelines = await checked(gpu, `compiling attention-decode (${plan.summary}, d = ${d}, ${plan.dtype} tensors)`, () =>
+    computePipelines(gpu, kernel, ['main', 'combine'], { ...plan.constants }, layout),
+  );
+  const owned = new OwnedBuffers(device);
+  const params = owned.uniform('attention-decode params', fields.length * 4);
+  const noLse = owned.storage('attention-decode no lse');
+  const tiles = Math.ceil(Lk / plan.BK);
+  let scratch: { Opart: GPUBuffer; ML: GPUBuffer; rows: number } | undefined;
+  let written = '';
+  return {
+    plan,
+    encode(encoder, buffers, _batch0, batches, timestampWrites) {
+      const pairs = batches * Hkv;
+      const splits = decodeSplits(pairs, tiles);
+      const rows = pairs * splits * R;
+      if (!scratch || scratch.rows < rows) {
+        scratch = { Opart: owned.storage('attention-decode partial O', undefined, rows * d * 4), ML: owned.storage('attention-decode partial m, ℓ', undefined, rows * 8), rows };
+      }
+      const key = `${batches}`;
+      if (key !== written) {
+        device.queue.writeBuffer(params, 0, packUniforms(fields, { ...commonUniforms(problem), Hkv, pairs, splits }));
+        written = key;
+      }
+      const resources: Record<string, GPUBuffer> = { q: buffers.q, k: buffers.k, v: buffers.v, O: buffers.O, lse: buffers.lse ?? noLse, params, Opart: scratch.Opart, ML: scratch.ML };
+      const group = device.createBindGroup({
+        label: 'attention-decode',
+        layout: layout.getBindGroupLayout(0),
+        entries: bindings.map(({ binding, name }) => ({ binding, resource: { buffer: resources[name] as GPUBuffer } })),
+      });
+      const pass = encoder.beginComputePass({ label: 'attention-decode', ...(timestampWrites ? { timestampWrites } : {}) });
+      pass.setBindGroup(0, group);
+      pass.setPipeline(pipelines.main);
+      pass.dispatchWorkgroups(...grid2d(gpu, pairs * splits));
+      pass.setPipeline(pipelines.combine);
+      pass.dispatchWorkgroups(...grid2d(gpu, Math.ceil((pairs * R * (d / 4)) / COMBINE_WORKGROUP)));
+      pass.end();
+    },
+    destroy() {
+      owned.destroy();
+    },
+  };
+}

@@ -1,0 +1,86 @@
+/** What the attention kernels' hosts share: the tensor element type, strides, bands, and one bind group layout for two entry points. */
+import type { kernelBindings, KernelSource, SdpaProblem } from '@fa/core';
+
+/** The tensors' element type in memory; the arithmetic is float32 either way. */
+export type TensorType = 'f32' | 'f16';
+
+/** Invocations per workgroup of the `combine` entry points. */
+export const COMBINE_WORKGROUP = 64;
+
+/** A band as a signed 32-bit number: unbounded is a distance no shape reaches. */
+const UNBOUNDED = 0x3fffffff;
+
+/** The kernel for tensors of `dtype`: for f16, its `alias T = f32;` line replaced and f16 enabled. */
+export function forTensorType(kernel: KernelSource, dtype: TensorType): KernelSource {
+  if (dtype === 'f32') return kernel;
+  return { label: `${kernel.label} (f16 tensors)`, code: `enable f16;\n${kernel.code.replace('alias T = f32;', 'alias T = f16;')}` };
+}
+
+/** Per-tensor strides in vec4s: batch, head, row. */
+export function strides(layout: SdpaProblem['layout'], heads: number, rows: number, d4: number): [number, number, number] {
+  return layout === 'bhsd' ? [heads * rows * d4, rows * d4, d4] : [rows * heads * d4, d4, heads * d4];
+}
+
+/** The uniform values every kernel shares: shapes, strides, scale, band, the bits of −∞. */
+export function commonUniforms(problem: SdpaProblem): Record<string, number> {
+  const { Hq, Hkv, Lq, Lk, d } = problem.dims;
+  const [qBatch, qHead, qRow] = strides(problem.layout, Hq, Lq, d / 4);
+  const [kvBatch, kvHead, kvRow] = strides(problem.layout, Hkv, Lk, d / 4);
+  return {
+    Lq,
+    Lk,
+    Hq,
+    GROUP: Hq / Hkv,
+    qBatch,
+    qHead,
+    qRow,
+    kvBatch,
+    kvHead,
+    kvRow,
+    scaleLog2: problem.scale * Math.LOG2E,
+    left: Number.isFinite(problem.left) ? Math.min(problem.left, UNBOUNDED) : UNBOUNDED,
+    right: Number.isFinite(problem.right) ? Math.min(problem.right, UNBOUNDED) : UNBOUNDED,
+    minusInfinity: 0xff800000,
+  };
+}
+
+/** One bind group layout with every binding of a kernel, so that its entry points share a bind group. */
+export function explicitLayout(device: GPUDevice, bindings: ReturnType<typeof kernelBindings>, label: string): GPUPipelineLayout & { getBindGroupLayout(index: 0): GPUBindGroupLayout } {
+  const typeOf = (space: string): GPUBufferBindingType => {
+    const normalized = space.replace(/\s*,\s*/g, ', ');
+    if (normalized === 'uniform') return 'uniform';
+    return normalized === 'storage, read_write' ? 'storage' : 'read-only-storage';
+  };
+  const group = device.createBindGroupLayout({
+    label,
+    entries: bindings.map(({ binding, space }) => ({ binding, visibility: GPUShaderStage.COMPUTE, buffer: { type: typeOf(space) } })),
+  });
+  const pipelineLayout = device.createPipelineLayout({ label, bindGroupLayouts: [group] });
+  return Object.assign(pipelineLayout, { getBindGroupLayout: () => group });
+}
+
+/** Storage buffers a kernel owns: made (and filled) here, destroyed together. */
+export class OwnedBuffers {
+  private readonly all: GPUBuffer[] = [];
+
+  constructor(private readonly device: GPUDevice) {}
+
+  /** A STORAGE buffer of `data` (or of `bytes` zeros), at least 16 bytes. */
+  storage(label: string, data?: ArrayBufferView, bytes = 16): GPUBuffer {
+    const size = Math.max(16, Math.ceil((data?.byteLength ?? bytes) / 4) * 4);
+    const buffer = this.device.createBuffer({ label, size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+    if (data) this.device.queue.writeBuffer(buffer, 0, data.buffer, data.byteOffset, data.byteLength);
+    this.all.push(buffer);
+    return buffer;
+  }
+
+  uniform(label: string, bytes: number): GPUBuffer {
+    const buffer = this.device.createBuffer({ label, size: Math.max(16, Math.ceil(bytes / 16) * 16), usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    this.all.push(buffer);
+    return buffer;
+  }
+
+  destroy(): void {
+    for (const buffer of this.all) buffer.destroy();
+  }
+}
