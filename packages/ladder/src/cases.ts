@@ -15,19 +15,23 @@ function shapeCase(B: number, N: number, d: number, kind: DataKind = 'uniform'):
   return { name: `${kind} B=${B} N=${N} d=${d}`, shape: { B, N, d }, kind, seed: B * 1_000_003 + N * 101 + d };
 }
 
-/** Shapes small enough for the single-threaded float32 rungs and the software GPU. */
+/**
+ * Shapes small enough for the single-threaded float32 rungs and the software GPU. A GPU rung compiles a pipeline for
+ * each set of override constants its plan gives (its plan class: d, and for the rungs whose tiles are balanced over N,
+ * N too), and the software GPU takes seconds to minutes per pipeline (docs/ci.md): so each head size has one N besides
+ * N = 1 (d = 32 two: 77, and 513 for many key tiles per key range), and the kinds of data reuse those shapes.
+ */
 export const CONFORMANCE_CASES: readonly ConformanceCase[] = [
   shapeCase(1, 1, 16),
-  shapeCase(3, 1, 64),
   shapeCase(2, 77, 16),
   shapeCase(2, 77, 32),
-  shapeCase(1, 200, 64),
-  shapeCase(1, 77, 80),
-  shapeCase(2, 65, 128),
+  shapeCase(2, 77, 32, 'negative-scores'),
   shapeCase(1, 513, 32),
-  shapeCase(5, 33, 64),
+  shapeCase(3, 1, 64),
+  shapeCase(5, 97, 64),
   shapeCase(2, 97, 64, 'dominant-key'),
-  shapeCase(2, 97, 32, 'negative-scores'),
   shapeCase(2, 97, 64, 'constant-rows'),
   shapeCase(2, 97, 64, 'large'),
+  shapeCase(1, 77, 80),
+  shapeCase(2, 65, 128),
 ];

@@ -87,12 +87,34 @@ export function conformanceVerdict(rung: Pick<RungDefinition, 'reducedPrecision'
   return { limit, withinBaseline, pass: (rung.reducedPrecision !== undefined || comparison.pass) && withinBaseline };
 }
 
+/** What every rung of a case is compared with: its input, the float64 oracle and the two baselines, made once. */
+interface CaseData {
+  input: Float32Array;
+  oracle: Float64Array;
+  /** seq-attention's comparison with the oracle (the fp32 baseline), once computed. */
+  fp32?: Comparison;
+  /** The plain f16 computation's comparison with the oracle, once computed. */
+  f16?: Comparison;
+}
+
+const caseData = new WeakMap<ConformanceCase, CaseData>();
+
+function dataOf(testCase: ConformanceCase): CaseData {
+  let data = caseData.get(testCase);
+  if (!data) {
+    const input = generateInput(testCase);
+    data = { input, oracle: attentionOracle(input, testCase.shape) };
+    caseData.set(testCase, data);
+  }
+  return data;
+}
+
 export async function checkConformance(rung: Rung, testCase: ConformanceCase, env: RunEnv): Promise<ConformanceResult> {
   const { shape } = testCase;
   const allowed = canRun(rung, shape, env);
   if (allowed !== true) return { rung: rung.id, case: testCase.name, declined: allowed, pass: true, detail: `declined: ${allowed}` };
-  const input = generateInput(testCase);
-  const oracle = attentionOracle(input, shape);
+  const data = dataOf(testCase);
+  const { input, oracle } = data;
   const outputOf = async (r: RungDefinition): Promise<Float32Array> => {
     const runner = await r.prepare(env, shape);
     try {
@@ -104,10 +126,10 @@ export async function checkConformance(rung: Rung, testCase: ConformanceCase, en
   const comparison = compareOutputs(await outputOf(rung), oracle, shape);
   const reduced = rung.reducedPrecision !== undefined;
   const baseline = reduced
-    ? compareOutputs(plainF16Attention(input, shape), oracle, shape)
+    ? (data.f16 ??= compareOutputs(plainF16Attention(input, shape), oracle, shape))
     : rung.id === seqAttention.id
-      ? comparison
-      : compareOutputs(await outputOf(seqAttention), oracle, shape);
+      ? (data.fp32 ??= comparison)
+      : (data.fp32 ??= compareOutputs(await outputOf(seqAttention), oracle, shape));
   const { limit, withinBaseline, pass } = conformanceVerdict(rung, comparison, baseline);
   const detail = [
     `${rung.id} on ${testCase.name}: ${formatComparison(comparison)}`,

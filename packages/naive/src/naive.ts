@@ -5,6 +5,7 @@
  */
 import {
   sequentialModel,
+  cachedLayout,
   checked,
   computePipelines,
   gpuHeadSizeSupport,
@@ -42,15 +43,12 @@ async function naiveKernel(gpu: GpuContext, shape: Shape): Promise<AttentionKern
       visibility: GPUShaderStage.COMPUTE,
       buffer: { type },
     });
-    const layout = device.createBindGroupLayout({
-      label: 'naive',
-      entries: [
-        storage(0, 'read-only-storage'),
-        ...[1, 2, 3, 4, 5, 6].map((b) => storage(b, 'storage')),
-        { binding: 7, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform', hasDynamicOffset: true, minBindingSize: 20 } },
-      ],
-    });
-    const pipelineLayout = device.createPipelineLayout({ bindGroupLayouts: [layout] });
+    // The same layout objects for every shape, so that the pipelines of a d compiled before are reused.
+    const { bindGroupLayout: layout, pipelineLayout } = cachedLayout(gpu, 'naive', [
+      storage(0, 'read-only-storage'),
+      ...[1, 2, 3, 4, 5, 6].map((b) => storage(b, 'storage')),
+      { binding: 7, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform', hasDynamicOffset: true, minBindingSize: 20 } },
+    ]);
     const pipelines = await computePipelines(gpu, NAIVE_KERNEL, STEPS, { D: d, BC: NAIVE_BC, WG }, pipelineLayout);
     return { layout, pipelines };
   });

@@ -13,9 +13,9 @@ import type { GpuContext } from '../gpu-context.js';
 import type { RunEnv, RungDefinition } from '../rung.js';
 import { prepareAttentionRunner, type AttentionBuffers, type AttentionKernel } from './attention-runner.js';
 import { checked } from './errors.js';
-import { computePipelines, type KernelSource } from './pipeline.js';
+import { cachedLayout, computePipelines, type KernelSource } from './pipeline.js';
 import { grid2d } from './plan.js';
-import { kernelBindings, packUniforms, structFields, type KernelBinding, type UniformField } from './wgsl-reflect.js';
+import { computeEntryPoints, kernelBindings, packUniforms, structFields, type KernelBinding, type UniformField } from './wgsl-reflect.js';
 
 /** How a rung runs one shape on one adapter. */
 export interface SinglePassPlan {
@@ -51,7 +51,7 @@ export interface SinglePassRung extends Omit<RungDefinition, 'kind' | 'supports'
   plan(shape: Shape, gpu: GpuContext): SinglePassPlan | string;
   /**
    * How the kernel rounds with this plan, when it is not `keyRangeModel`'s (keys added one by one to a running sum,
-   * in tiles of the plan's BC keys, over SPLITS ranges).
+   * in tiles of the plan's BC keys, over `keyRanges(plan)` ranges).
    */
   rounding?(shape: Shape, plan: SinglePassPlan): RoundingModel;
 }
@@ -65,9 +65,14 @@ export function lazyRescaleLag(kernel: KernelSource): number {
   return match ? Number(match[1]) : 0;
 }
 
+/** The key ranges of a plan: its uniform `splits` (the kernels that split the keys), 1 without one. */
+export function keyRanges(plan: SinglePassPlan): number {
+  return plan.uniforms(1).splits ?? 1;
+}
+
 /** The rounding model of a float32 kernel that adds keys one by one into its running sums (see sequentialModel). */
 export function keyRangeModel(shape: Shape, plan: SinglePassPlan, kernel: KernelSource): RoundingModel {
-  return sequentialModel(shape, plan.constants.BC ?? 1, plan.constants.SPLITS ?? 1, lazyRescaleLag(kernel));
+  return sequentialModel(shape, plan.constants.BC ?? 1, keyRanges(plan), lazyRescaleLag(kernel));
 }
 
 /** The resources every kernel may bind by these names: the run's input, its output and the uniform. */
@@ -157,9 +162,10 @@ async function singlePassKernel(rung: SinglePassRung, gpu: GpuContext, shape: Sh
   checkBindings(rung.id, rung.kernel, provided);
   const bindings = kernelBindings(rung.kernel.code);
   const dispatches: FollowingDispatch[] = [{ entryPoint: 'main', workgroups: (batches) => plan.workgroups(batches) }, ...(plan.followedBy ?? [])];
-  // One entry point: the layout WebGPU derives from it. Several: one explicit layout of every binding, so that a single
-  // bind group serves all of them (a derived layout holds only the bindings its entry point uses).
-  const layout = dispatches.length === 1 ? 'auto' : sharedLayout(gpu, rung.id, bindings);
+  // A kernel of one entry point: the layout WebGPU derives from it. Of several: one explicit layout of every binding,
+  // so that a single bind group serves all of them (a derived layout holds only the bindings its entry point uses),
+  // also for a plan that dispatches `main` alone, so that its pipeline is the one the plans with `followedBy` compile.
+  const layout = computeEntryPoints(rung.kernel.code).length === 1 ? 'auto' : sharedLayout(gpu, rung.id, bindings);
   const pipelines = await checked(gpu, `compiling ${rung.id} (${plan.summary}, d = ${shape.d})`, () =>
     computePipelines(gpu, rung.kernel, dispatches.map((x) => x.entryPoint), { ...plan.constants }, layout),
   );
@@ -202,7 +208,10 @@ async function singlePassKernel(rung: SinglePassRung, gpu: GpuContext, shape: Sh
   };
 }
 
-/** A pipeline layout with every binding of the kernel (storage read-only, storage, or uniform), for compute. */
+/**
+ * A pipeline layout with every binding of the kernel (storage read-only, storage, or uniform), for compute: the same
+ * object for the same bindings, so that the pipelines compiled with it are reused (`computePipelines`).
+ */
 function sharedLayout(gpu: GpuContext, label: string, bindings: readonly KernelBinding[]): GPUPipelineLayout {
   const typeOf = (declared: string): GPUBufferBindingType => {
     const space = declared.replace(/\s*,\s*/g, ', ');
@@ -211,9 +220,6 @@ function sharedLayout(gpu: GpuContext, label: string, bindings: readonly KernelB
     if (space === 'storage, read' || space === 'storage') return 'read-only-storage';
     throw new Error(`${label}: binding in address space ${space} is not supported`);
   };
-  const group = gpu.device.createBindGroupLayout({
-    label,
-    entries: bindings.map(({ binding, space }) => ({ binding, visibility: GPUShaderStage.COMPUTE, buffer: { type: typeOf(space) } })),
-  });
-  return gpu.device.createPipelineLayout({ label, bindGroupLayouts: [group] });
+  const entries = bindings.map(({ binding, space }) => ({ binding, visibility: GPUShaderStage.COMPUTE, buffer: { type: typeOf(space) } }));
+  return cachedLayout(gpu, label, entries).pipelineLayout;
 }

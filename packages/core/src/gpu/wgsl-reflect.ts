@@ -36,6 +36,11 @@ export function kernelBindings(code: string): KernelBinding[] {
   return found.sort((a, b) => a.binding - b.binding);
 }
 
+/** The names of the kernel's compute entry points (`@compute ... fn name`), in source order. */
+export function computeEntryPoints(code: string): string[] {
+  return [...stripComments(code).matchAll(/@compute\b[^{]*?\bfn\s+(\w+)/g)].map((match) => match[1] as string);
+}
+
 /** The scalar fields of `struct <name> { ... }`, in declaration order; undefined when the struct is absent. */
 export function structFields(code: string, name: string): UniformField[] | undefined {
   const body = new RegExp(`struct\\s+${name}\\s*\\{([^}]*)\\}`).exec(stripComments(code))?.[1];

@@ -1,0 +1,5 @@
+/** The conformance suite (conformance-suite.ts) on the cases of head sizes above 32, beside conformance.test.ts. */
+import { CONFORMANCE_CASES } from '../src/index.js';
+import { describeConformance } from './conformance-suite.js';
+
+describeConformance(CONFORMANCE_CASES.filter((c) => c.shape.d > 32));
