@@ -1,4 +1,6 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'tsup';
-import { packageBuild } from '../../tsup.shared.js';
+import { packageBuild, rungEntries } from '../../tsup.shared.js';
 
-export default defineConfig(packageBuild({ index: 'src/index.ts' }));
+// The index and one entry per rung, code shared through chunks: importing one rung bundles only that rung's kernel.
+export default defineConfig(packageBuild({ index: 'src/index.ts', ...rungEntries(fileURLToPath(new URL('.', import.meta.url))) }, { splitting: true }));
