@@ -8,15 +8,25 @@
  * events around each call, median of its repeats.
  */
 import { spawnSync } from 'node:child_process';
-import { kvHeadOf, maskTerm, PassTimer, rowOffset, sdpaProblem, type GpuContext, type SdpaDims, type SdpaOptions, type SdpaProblem } from '@fa/core';
-import { prepareAttention } from '@fa/sdpa';
+import { checked, computePipelines, kvHeadOf, maskTerm, PassTimer, rowOffset, sdpaProblem, type GpuContext, type SdpaDims, type SdpaOptions, type SdpaProblem } from '@fa/core';
+import { floatsToHalves, halvesToFloats, prepareAttention, type TensorType } from '@fa/sdpa';
 import { median } from './measure.js';
 
 export interface SdpaBenchCase {
   readonly name: string;
   readonly dims: SdpaDims;
   readonly options: SdpaOptions;
+  /** The tensors' type in memory (float32 arithmetic either way); default f32. */
+  readonly dtype?: TensorType;
 }
+
+/** Decode: one query row (or a few) per head against a long cache, 32 query and 8 KV heads, d = 128. */
+const decodeCase = (name: string, B: number, Lq: number, Lk: number, dtype: TensorType): SdpaBenchCase => ({
+  name: `decode ${dtype}: ${name}`,
+  dims: { B, Hq: 32, Hkv: 8, Lq, Lk, d: 128 },
+  options: Lq > 1 ? { causal: true } : {},
+  dtype,
+});
 
 /** Half the blocks of a square grid kept, in a fixed pseudo-random pattern, each row of blocks keeping at least one. */
 function halfTheBlocks(blocks: number, seed: number): Uint8Array {
@@ -43,11 +53,27 @@ export const SDPA_BENCH_CASES: readonly SdpaBenchCase[] = [
     dims: { B: 1, Hq: 12, Hkv: 12, Lq: 4096, Lk: 4096, d: 64 },
     options: { blockMask: { rows: 128, keys: 128, data: halfTheBlocks(32, 7), shape: [32, 32] } },
   },
+  ...(['f32', 'f16'] as const).flatMap((dtype) => [
+    decodeCase('1 row, 4096 keys', 1, 1, 4096, dtype),
+    decodeCase('1 row, 32768 keys', 1, 1, 32768, dtype),
+    decodeCase('B = 8, 1 row, 4096 keys', 8, 1, 4096, dtype),
+    decodeCase('B = 8, 1 row, 32768 keys', 8, 1, 32768, dtype),
+    decodeCase('4 rows (speculative, causal), 32768 keys', 1, 4, 32768, dtype),
+  ]),
 ];
+
+/** Bytes of K and V one call reads at least (each element once). */
+export function kvBytes({ dims, dtype }: SdpaBenchCase): number {
+  return 2 * dims.B * dims.Hkv * dims.Lk * dims.d * (dtype === 'f16' ? 2 : 4);
+}
 
 export interface SdpaBenchRow {
   name: string;
   dims: SdpaDims;
+  /** The kernel that ran it. */
+  impl: string;
+  /** K and V read per call ÷ median time, GB/s. */
+  kvGBs: number;
   /** Largest error on the sampled rows against float64. */
   maxError: number;
   ms: number;
@@ -57,13 +83,15 @@ export interface SdpaBenchRow {
   torch: Record<string, number | string>;
 }
 
-/** Deterministic uniform values in [−1, 1). */
+/** Deterministic uniform values in [−1, 1) (filled in place: a billion of them must not pass through a JS array). */
 function values(count: number, seed: number): Float32Array {
+  const out = new Float32Array(count);
   let state = seed >>> 0;
-  return Float32Array.from({ length: count }, () => {
+  for (let e = 0; e < count; e++) {
     state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return (state / 2 ** 32) * 2 - 1;
-  });
+    out[e] = (state / 2 ** 32) * 2 - 1;
+  }
+  return out;
 }
 
 /** Row i of head h of batch b, in float64, from the problem's own definition of which keys it sees. */
@@ -96,12 +124,21 @@ function exactRow(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Flo
 export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number, perRound: number, samples = 8): Promise<Omit<SdpaBenchRow, 'torch'>> {
   const { B, Hq, Hkv, Lq, Lk, d } = c.dims;
   const problem = sdpaProblem(c.dims, c.options);
-  const q = values(B * Hq * Lq * d, 1);
-  const k = values(B * Hkv * Lk * d, 2);
-  const v = values(B * Hkv * Lk * d, 3);
-  const prepared = await prepareAttention(gpu, c.dims, c.options);
+  // A tensor as stored (f16 bits for f16 cases) and as the float64 rows see it (the same values).
+  const tensor = (count: number, seed: number): { stored: Float32Array | Uint16Array; exact: Float32Array } => {
+    const x = values(count, seed);
+    if (c.dtype !== 'f16') return { stored: x, exact: x };
+    const bits = floatsToHalves(x);
+    return { stored: bits, exact: halvesToFloats(bits) };
+  };
+  const tq = tensor(B * Hq * Lq * d, 1);
+  const tk = tensor(B * Hkv * Lk * d, 2);
+  const tv = tensor(B * Hkv * Lk * d, 3);
+  const [q, k, v] = [tq.exact, tk.exact, tv.exact];
+  const prepared = await prepareAttention(gpu, c.dims, { ...c.options, dtype: c.dtype ?? 'f32' });
   try {
-    const { out } = await prepared.run(q, k, v);
+    const ran = await prepared.run(tq.stored, tk.stored, tv.stored);
+    const out = ran.out instanceof Uint16Array ? halvesToFloats(ran.out) : ran.out;
     let maxError = 0;
     for (let n = 0; n < samples; n++) {
       const [b, h, i] = [n % B, (n * 7) % Hq, Math.floor(((n + 0.5) / samples) * Lq)];
@@ -110,12 +147,12 @@ export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number
       exact.forEach((e, x) => (maxError = Math.max(maxError, Math.abs(e - (out[at + x] as number)))));
     }
     const { device } = gpu;
-    const make = (data: Float32Array, usage: number): GPUBuffer => {
-      const buffer = device.createBuffer({ size: data.byteLength, usage: usage | GPUBufferUsage.COPY_DST });
+    const make = (data: Float32Array | Uint16Array): GPUBuffer => {
+      const buffer = device.createBuffer({ size: Math.ceil(data.byteLength / 4) * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
       device.queue.writeBuffer(buffer, 0, data);
       return buffer;
     };
-    const buffers = { q: make(q, GPUBufferUsage.STORAGE), k: make(k, GPUBufferUsage.STORAGE), v: make(v, GPUBufferUsage.STORAGE), out: make(new Float32Array(q.length), GPUBufferUsage.STORAGE) };
+    const buffers = { q: make(tq.stored), k: make(tk.stored), v: make(tv.stored), out: make(tq.stored) };
     // Each dispatch its own pair of timestamps (wall-clock when the adapter has none).
     const timer = new PassTimer(gpu, perRound);
     const round = async (): Promise<number[]> => {
@@ -135,7 +172,8 @@ export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number
     const times: number[] = [];
     for (let r = 0; r < rounds; r++) times.push(...(await round()));
     for (const buffer of Object.values(buffers)) buffer.destroy();
-    return { name: c.name, dims: c.dims, maxError, ms: median(times), msMin: Math.min(...times), msMax: Math.max(...times) };
+    const ms = median(times);
+    return { name: c.name, dims: c.dims, impl: prepared.impl, kvGBs: kvBytes(c) / ms / 1e6, maxError, ms, msMin: Math.min(...times), msMax: Math.max(...times) };
   } finally {
     prepared.destroy();
   }
@@ -193,4 +231,46 @@ export function timeTorchCases(python: string, cases: readonly SdpaBenchCase[]):
   if (run.status !== 0) return `PyTorch failed: ${run.stderr.trim().split('\n').pop() ?? `exit ${run.status}`}`;
   const parsed = JSON.parse(run.stdout.trim().split('\n').pop() ?? '{}') as { torch: string; device: string; rows: Record<string, number | string>[] };
   return { rows: parsed.rows, version: `PyTorch ${parsed.torch} on ${parsed.device}` };
+}
+
+const COPY_KERNEL = {
+  label: 'copy-bandwidth',
+  code: `@group(0) @binding(0) var<storage, read> src: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read_write> dst: array<vec4<f32>>;
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) id: vec3u, @builtin(num_workgroups) n: vec3u) {
+  let e = id.y * n.x * 256u + id.x;
+  if (e < arrayLength(&src)) { dst[e] = src[e]; }
+}`,
+};
+
+/**
+ * The device's copy bandwidth, the floor a decode kernel is held to: a kernel that reads and writes `bytes` (256 MiB),
+ * timed by GPU timestamps; GB/s of bytes read (the same again is written). Undefined without timestamps.
+ */
+export async function copyBandwidth(gpu: GpuContext, bytes = 256 * 2 ** 20): Promise<number | undefined> {
+  const { device } = gpu;
+  const { main } = await checked(gpu, 'compiling the copy kernel', () => computePipelines(gpu, COPY_KERNEL, ['main']));
+  const src = device.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE });
+  const dst = device.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE });
+  const group = device.createBindGroup({ layout: main.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: src } }, { binding: 1, resource: { buffer: dst } }] });
+  const repeats = 10;
+  const timer = new PassTimer(gpu, repeats);
+  const encoder = device.createCommandEncoder();
+  const groups = bytes / 16 / 256;
+  const x = Math.min(groups, gpu.report.limits.maxComputeWorkgroupsPerDimension);
+  for (let r = 0; r < repeats; r++) {
+    timer.select(r);
+    const pass = encoder.beginComputePass({ timestampWrites: timer.writes(true, true) });
+    pass.setPipeline(main);
+    pass.setBindGroup(0, group);
+    pass.dispatchWorkgroups(x, Math.ceil(groups / x));
+    pass.end();
+  }
+  timer.resolve(encoder);
+  device.queue.submit([encoder.finish()]);
+  const times = await timer.readAll();
+  src.destroy();
+  dst.destroy();
+  return times ? bytes / median(times.slice(1)) / 1e6 : undefined;
 }

@@ -17,7 +17,7 @@ import { makeEnv } from '../env.js';
 import { EXIT, ExitError, UsageError } from '../exit-codes.js';
 import { whileOpening } from '../fifo-opens.js';
 import { reporter, type Reporter } from '../output.js';
-import { SDPA_BENCH_CASES, timeOurs, timeTorchCases } from '../bench/sdpa.js';
+import { copyBandwidth, SDPA_BENCH_CASES, timeOurs, timeTorchCases } from '../bench/sdpa.js';
 
 /** A line of the command's result (a table) on standard output. */
 const print = (line: string): void => {
@@ -164,6 +164,7 @@ async function bench(out: Reporter, values: Record<string, unknown>, json: boole
   if (indices.some((n) => !Number.isInteger(n) || n < 0 || n >= SDPA_BENCH_CASES.length)) throw new UsageError(`--cases ${chosen ?? ''}: give case numbers 0 to ${SDPA_BENCH_CASES.length - 1}, comma-separated`);
   const cases = indices.map((n) => SDPA_BENCH_CASES[n] as (typeof SDPA_BENCH_CASES)[number]);
   const torch = values['no-torch'] === true ? 'not requested (--no-torch)' : timeTorchCases(stringFlag(values as never, 'python') ?? process.env.FA_PYTHON ?? 'python3', cases);
+  const copyGBs = await copyBandwidth(env.gpu);
   const rows = [];
   for (const [n, c] of cases.entries()) {
     const ours = await timeOurs(env.gpu, c, 5, 10);
@@ -171,16 +172,16 @@ async function bench(out: Reporter, values: Record<string, unknown>, json: boole
     out.info(`${c.name}: ${ours.ms.toFixed(3)} ms`);
   }
   if (json) {
-    out.result({ adapter: env.gpu.report.description, torch: typeof torch === 'string' ? torch : torch.version, rows });
+    out.result({ adapter: env.gpu.report.description, torch: typeof torch === 'string' ? torch : torch.version, copyGBs, rows });
     return EXIT.ok;
   }
   const cell = (x: unknown): string => (typeof x === 'number' ? x.toFixed(3) : '—');
-  print(`adapter: ${env.gpu.report.description}; ${typeof torch === 'string' ? `PyTorch: ${torch}` : torch.version}`);
-  print('| case | ours fp32, ms (min-max) | max error | PyTorch fp32 | PyTorch fp16 | PyTorch fp32 ÷ ours |');
-  print('|---|---|---|---|---|---|');
+  print(`adapter: ${env.gpu.report.description}; ${typeof torch === 'string' ? `PyTorch: ${torch}` : torch.version}; copy kernel: ${copyGBs === undefined ? 'no timestamps' : `${copyGBs.toFixed(0)} GB/s read (and as much written)`}`);
+  print('| case | kernel | ours, ms (min-max) | K, V read GB/s | max error | PyTorch fp32 | PyTorch fp16 | PyTorch fp32 ÷ ours |');
+  print('|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
     const t = r.torch as Record<string, unknown>;
-    print(`| ${r.name} | ${r.ms.toFixed(3)} (${r.msMin.toFixed(3)}-${r.msMax.toFixed(3)}) | ${r.maxError.toExponential(1)} | ${cell(t.fp32)} | ${cell(t.fp16)} | ${typeof t.fp32 === 'number' ? (t.fp32 / r.ms).toFixed(2) : '—'} |`);
+    print(`| ${r.name} | ${r.impl} | ${r.ms.toFixed(3)} (${r.msMin.toFixed(3)}-${r.msMax.toFixed(3)}) | ${r.kvGBs.toFixed(0)} | ${r.maxError.toExponential(1)} | ${cell(t.fp32)} | ${cell(t.fp16)} | ${typeof t.fp32 === 'number' ? (t.fp32 / r.ms).toFixed(2) : '—'} |`);
   }
   return EXIT.ok;
 }

@@ -35,8 +35,8 @@ export interface DecodePlan {
   readonly summary: string;
 }
 
-/** Workgroup bytes: the group's query rows, the K and V tiles, the tile's scores. */
-const decodeBytes = (d: number, R: number, BK: number): number => 4 * (R * d + 2 * BK * d + R * BK);
+/** Workgroup bytes: the group's query rows, the K tile (rows padded by a vec4) and the V tile, the tile's scores. */
+const decodeBytes = (d: number, R: number, BK: number): number => 4 * (R * d + BK * (d + 4) + BK * d + R * BK);
 
 /** The decode kernel's plan, or why it does not take this problem (the prefill kernel then does). */
 export function decodePlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dtype: TensorType): DecodePlan | string {

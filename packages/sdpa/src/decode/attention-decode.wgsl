@@ -8,9 +8,9 @@
 // - The keys of a head are split into `splits` ranges, one workgroup each (B·Hkv·splits workgroups, enough to fill
 //   the GPU), and `combine` merges their partial m, ℓ and O as attention-fp32's does.
 // - Per tile of BK keys the workgroup copies K_j and V_j once into workgroup memory, computes the R × BK scores (one
-//   or a few per invocation, the query rows read from workgroup memory), and each invocation updates the vec4 slots of
-//   O it owns (slot = a row and four columns) with the tile's weights, kept in workgroup memory: decode is bound by
-//   reading K and V, and this reads each element once, in order.
+//   or a few per invocation, the query rows read from workgroup memory), one invocation per row turns its scores into
+//   weights and its running m_i, ℓ_i, and each invocation updates the vec4 slots of O it owns (slot = a row and four
+//   columns) with the tile's weights: decode is bound by reading K and V, and this reads each element once, in order.
 // - Bands (causal, window) are tested per score; there are no element or block masks here (the host sends those
 //   problems to attention-fp32).
 
@@ -55,13 +55,18 @@ struct Params {
 @group(0) @binding(7) var<storage, read_write> ML: array<vec2<f32>>;      // per (pair, split, row of the group): m, ℓ
 
 override D4: u32 = D / 4u;
+override KS: u32 = D4 + 1u;                          // row stride of K_j: one vec4 of padding, so that the BK
+                                                     // invocations scoring one row read BK different banks
 override SLOTS: u32 = (R * D / 4u + WG - 1u) / WG;   // vec4 slots of O per invocation
 override SCORES: u32 = (R * BK + WG - 1u) / WG;      // scores per invocation per tile
 
 var<workgroup> Qs: array<vec4<f32>, R * D4>;          // the group's query rows, scaled by scale·log2(e)
-var<workgroup> Kt: array<vec4<f32>, BK * D4>;
+var<workgroup> Kt: array<vec4<f32>, BK * KS>;
 var<workgroup> Vt: array<vec4<f32>, BK * D4>;
-var<workgroup> S: array<f32, R * BK>;                 // the tile's scores (base 2), LOWEST where excluded
+var<workgroup> S: array<f32, R * BK>;                 // the tile's scores (base 2), LOWEST where excluded; then P̃
+var<workgroup> rowM: array<f32, R>;                   // m_i of each row (base 2)
+var<workgroup> rowL: array<f32, R>;                   // ℓ_i of each row
+var<workgroup> rowAlpha: array<f32, R>;               // this tile's rescale factor of each row
 
 const LOWEST: f32 = -3.0e38;   // stands for −∞
 
@@ -83,15 +88,13 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     let r = e / D4;
     Qs[e] = vec4<f32>(q[b * params.qBatch + queryHead(kvh, r) * params.qHead + (r % params.Lq) * params.qRow + e % D4]) * params.scaleLog2;
   }
+  for (var r = t; r < R; r += WG) {
+    rowM[r] = LOWEST;
+    rowL[r] = 0.0;
+  }
   // The O slots this invocation owns: slot e = row e / D4, columns 4·(e % D4) … + 3.
   var o: array<vec4<f32>, SLOT_MAX>;
-  var m: array<f32, SLOT_MAX>;
-  var l: array<f32, SLOT_MAX>;
-  for (var n = 0u; n < SLOTS; n++) {
-    o[n] = vec4<f32>(0.0);
-    m[n] = LOWEST;
-    l[n] = 0.0;
-  }
+  for (var n = 0u; n < SLOTS; n++) { o[n] = vec4<f32>(0.0); }
   let tiles = (params.Lk + BK - 1u) / BK;
   let jBegin = split * tiles / params.splits;
   let jEnd = (split + 1u) * tiles / params.splits;
@@ -107,7 +110,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         kv = vec4<f32>(k[at]);
         vv = vec4<f32>(v[at]);
       }
-      Kt[e] = kv;
+      Kt[(e / D4) * KS + e % D4] = kv;
       Vt[e] = vv;
     }
     workgroupBarrier();
@@ -118,7 +121,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         let r = e / BK;
         let c = e % BK;
         var s = 0.0;
-        for (var x = 0u; x < D4; x++) { s += dot(Qs[r * D4 + x], Kt[c * D4 + x]); }
+        for (var x = 0u; x < D4; x++) { s += dot(Qs[r * D4 + x], Kt[c * KS + x]); }
         let key = i32(key0 + c);
         let i = i32(r % params.Lq);
         let seen = key < i32(params.Lk) && key >= i + diagonal - params.left && key <= i + diagonal + params.right;
@@ -126,26 +129,32 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
       }
     }
     workgroupBarrier();
-    // Each slot: its row's tile maximum, rescale, weights 2^(s − m), ℓ, and O += P̃·V_j on its four columns.
+    // Each row once: the tile's maximum, the rescale factor, the weights P̃ = 2^(s − m) (in place of the scores), ℓ.
+    for (var r = t; r < R; r += WG) {
+      var mx = LOWEST;
+      for (var c = 0u; c < BK; c++) { mx = max(mx, S[r * BK + c]); }
+      let mNew = max(rowM[r], mx);
+      var sum = 0.0;
+      for (var c = 0u; c < BK; c++) {
+        let p = select(0.0, exp2(S[r * BK + c] - mNew), S[r * BK + c] > LOWEST);
+        S[r * BK + c] = p;
+        sum += p;
+      }
+      let alpha = exp2(rowM[r] - mNew);
+      rowAlpha[r] = alpha;
+      rowL[r] = rowL[r] * alpha + sum;
+      rowM[r] = mNew;
+    }
+    workgroupBarrier();
+    // Each slot: O = α·O + P̃·V_j on its four columns, the tile's products summed apart first.
     for (var n = 0u; n < SLOTS; n++) {
       let e = t + n * WG;
       if (e < R * D4) {
         let r = e / D4;
         let col = e % D4;
-        var mx = LOWEST;
-        for (var c = 0u; c < BK; c++) { mx = max(mx, S[r * BK + c]); }
-        let mNew = max(m[n], mx);
-        let alpha = exp2(m[n] - mNew);
-        var sum = 0.0;
         var acc = vec4<f32>(0.0);
-        for (var c = 0u; c < BK; c++) {
-          let p = select(0.0, exp2(S[r * BK + c] - mNew), S[r * BK + c] > LOWEST);
-          sum += p;
-          acc = fma(vec4<f32>(p), Vt[c * D4 + col], acc);
-        }
-        l[n] = l[n] * alpha + sum;
-        o[n] = o[n] * alpha + acc;
-        m[n] = mNew;
+        for (var c = 0u; c < BK; c++) { acc = fma(vec4<f32>(S[r * BK + c]), Vt[c * D4 + col], acc); }
+        o[n] = o[n] * rowAlpha[r] + acc;
       }
     }
   }
@@ -155,7 +164,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     if (e < R * D4) {
       let r = e / D4;
       let part = (pair * params.splits + split) * R + r;
-      if (e % D4 == 0u) { ML[part] = vec2<f32>(m[n], l[n]); }
+      if (e % D4 == 0u) { ML[part] = vec2<f32>(rowM[r], rowL[r]); }
       Opart[part * D4 + e % D4] = o[n];
     }
   }
