@@ -7,4 +7,4 @@ export { seqAttention, seqAttentionKernel } from './seq-attention.js';
 export { seqFlash, seqFlashKernel, SEQ_FLASH_BLOCKS, type FlashBlocks } from './seq-flash.js';
 export { attendRowBlock } from './cpu-kernel.js';
 export { singleThreadRunner, type BatchKernel } from './single-thread.js';
-export { sdpaFloat16Plain, sdpaFloat32, sdpaOracle } from './sdpa.js';
+export { sdpaFloat16Plain, sdpaFloat32, sdpaOracle, sdpaOracleRow } from './sdpa.js';

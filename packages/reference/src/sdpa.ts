@@ -62,14 +62,25 @@ export function sdpaOracle(problem: SdpaProblem, q: Float32Array, k: Float32Arra
   const S = new Float64Array(Lk);
   for (let b = 0; b < B; b++) {
     for (let h = 0; h < Hq; h++) {
-      for (let i = 0; i < Lq; i++) lse[lseIndex(problem, b, h, i)] = oracleRow(problem, q, k, v, b, h, i, S, out);
+      for (let i = 0; i < Lq; i++) lse[lseIndex(problem, b, h, i)] = oracleRow(problem, q, k, v, b, h, i, S, out, rowPlace(problem, b, h, i).q);
     }
   }
   return { out, lse };
 }
 
-/** One row O_i of the oracle, written into `out`; returns L_i. */
-function oracleRow(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array, b: number, h: number, i: number, S: Float64Array, out: Float64Array): number {
+/**
+ * Row (b, h, i) of the oracle alone, O_i as d values: for checking a few rows of a problem too large for the whole
+ * oracle.
+ */
+export function sdpaOracleRow(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array, b: number, h: number, i: number): Float64Array {
+  checkLengths(problem, q, k, v);
+  const out = new Float64Array(problem.dims.d);
+  oracleRow(problem, q, k, v, b, h, i, new Float64Array(problem.dims.Lk), out, 0);
+  return out;
+}
+
+/** One row O_i of the oracle, written into `out` from `at`; returns L_i. */
+function oracleRow(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array, b: number, h: number, i: number, S: Float64Array, out: Float64Array, at: number): number {
   const { Lk, d } = problem.dims;
   const place = rowPlace(problem, b, h, i);
 
@@ -87,7 +98,7 @@ function oracleRow(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Fl
     S[j] = dot * problem.scale + term;
     if ((S[j] as number) > m) m = S[j] as number;
   }
-  for (let x = 0; x < d; x++) out[place.q + x] = 0;
+  for (let x = 0; x < d; x++) out[at + x] = 0;
   if (m === Number.NEGATIVE_INFINITY) return Number.NEGATIVE_INFINITY; // no key visible: O_i = 0, L_i = −∞
 
   // P̃_ij = exp(S_ij − m_i), ℓ_i = Σ_j P̃_ij
@@ -102,7 +113,7 @@ function oracleRow(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Fl
     const p = (S[j] as number) / l;
     if (p === 0) continue;
     const vj = place.kv0 + j * place.kvStride;
-    for (let x = 0; x < d; x++) out[place.q + x] = (out[place.q + x] as number) + p * (v[vj + x] as number);
+    for (let x = 0; x < d; x++) out[at + x] = (out[at + x] as number) + p * (v[vj + x] as number);
   }
   return m + Math.log(l);
 }

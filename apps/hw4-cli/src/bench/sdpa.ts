@@ -8,7 +8,8 @@
  * events around each call, median of its repeats.
  */
 import { spawnSync } from 'node:child_process';
-import { checked, computePipelines, kvHeadOf, maskTerm, PassTimer, rowOffset, sdpaProblem, type GpuContext, type SdpaDims, type SdpaOptions, type SdpaProblem } from '@fa/core';
+import { checked, computePipelines, PassTimer, rowOffset, sdpaProblem, type GpuContext, type SdpaDims, type SdpaOptions } from '@fa/core';
+import { sdpaOracleRow } from '@fa/reference';
 import { floatsToHalves, halvesToFloats, prepareAttention, type TensorType } from '@fa/sdpa';
 import { median } from './measure.js';
 
@@ -94,32 +95,6 @@ function values(count: number, seed: number): Float32Array {
   return out;
 }
 
-/** Row i of head h of batch b, in float64, from the problem's own definition of which keys it sees. */
-function exactRow(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array, b: number, h: number, i: number): Float64Array {
-  const { Hq, Hkv, Lq, Lk, d } = problem.dims;
-  const qi = rowOffset(problem.layout, Hq, Lq, d, b, h, i);
-  const kv = kvHeadOf(problem.dims, h);
-  const s = new Float64Array(Lk);
-  let m = Number.NEGATIVE_INFINITY;
-  for (let j = 0; j < Lk; j++) {
-    const kj = rowOffset(problem.layout, Hkv, Lk, d, b, kv, j);
-    let dot = 0;
-    for (let x = 0; x < d; x++) dot += (q[qi + x] as number) * (k[kj + x] as number);
-    s[j] = dot * problem.scale + maskTerm(problem, b, h, i, j);
-    m = Math.max(m, s[j] as number);
-  }
-  const out = new Float64Array(d);
-  if (m === Number.NEGATIVE_INFINITY) return out;
-  let l = 0;
-  for (let j = 0; j < Lk; j++) {
-    const p = Math.exp((s[j] as number) - m);
-    l += p;
-    const vj = rowOffset(problem.layout, Hkv, Lk, d, b, kv, j);
-    for (let x = 0; x < d; x++) out[x] = (out[x] as number) + p * (v[vj + x] as number);
-  }
-  return out.map((o) => o / l);
-}
-
 /** Times one case on our kernel; its error on `samples` rows first. */
 export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number, perRound: number, samples = 8): Promise<Omit<SdpaBenchRow, 'torch'>> {
   const { B, Hq, Hkv, Lq, Lk, d } = c.dims;
@@ -142,7 +117,7 @@ export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number
     let maxError = 0;
     for (let n = 0; n < samples; n++) {
       const [b, h, i] = [n % B, (n * 7) % Hq, Math.floor(((n + 0.5) / samples) * Lq)];
-      const exact = exactRow(problem, q, k, v, b, h, i);
+      const exact = sdpaOracleRow(problem, q, k, v, b, h, i);
       const at = rowOffset(problem.layout, Hq, Lq, d, b, h, i);
       exact.forEach((e, x) => (maxError = Math.max(maxError, Math.abs(e - (out[at + x] as number)))));
     }
