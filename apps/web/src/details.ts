@@ -3,7 +3,7 @@
  * nearest GPU rung below it (or from the rung it names as `builtOn`).
  */
 import type { Rung } from '@fa/core';
-import { diffCounts, hunks, lineDiff, type DiffLine } from './diff.js';
+import { diffCounts, hunks, lineDiff, splitHeaderComment, type DiffLine } from './diff.js';
 import { rungDoc } from './docs.js';
 import { markdownToHtml } from './markdown.js';
 
@@ -30,12 +30,26 @@ function sourceView(rung: Rung, ladder: readonly Rung[]): HTMLElement {
     section.append(linesView(code.split('\n').map((text) => ({ op: 'same' as const, text }))));
     return section;
   }
-  const lines = lineDiff(wgslOf(below) ?? '', code);
+  // The header comments (what changed and why, in prose) differ in nearly every line between rungs; the page above
+  // says the same, so their diff is collapsed and the diff opens on the code.
+  const before = splitHeaderComment(wgslOf(below) ?? '');
+  const after = splitHeaderComment(code);
+  const lines = lineDiff(before.code, after.code);
+  const headerLines = lineDiff(before.header, after.header);
   const { added, removed } = diffCounts(lines);
-  heading.textContent = `WGSL, against rung ${below.index} ${below.id}: +${added} −${removed} lines`;
+  const header = diffCounts(headerLines);
+  heading.textContent = `WGSL, against rung ${below.index} ${below.id}: +${added} −${removed} lines of code`;
+  if (header.added + header.removed > 0) {
+    const folded = document.createElement('details');
+    folded.className = 'diff-header';
+    const label = document.createElement('summary');
+    label.textContent = `the header comment: +${header.added} −${header.removed} lines`;
+    folded.append(label, linesView(hunks(headerLines)));
+    section.append(folded);
+  }
   if (added + removed === 0) {
     const same = document.createElement('p');
-    same.textContent = `The same WGSL as rung ${below.index} ${below.id}: this rung changes only the host code (its page says how).`;
+    same.textContent = `The same WGSL code as rung ${below.index} ${below.id}: this rung changes only the host code (its page says how).`;
     section.append(same);
   } else {
     section.append(linesView(hunks(lines)));

@@ -57,3 +57,14 @@ export function hunks(lines: readonly DiffLine[], context = 3): (DiffLine | unde
   });
   return out;
 }
+
+/**
+ * A kernel's header comment (its leading lines of `//` comments and blank lines: what the rung changed and why) and
+ * the code after it. The page diffs the two apart and shows the header's diff collapsed, so a diff opens on code.
+ */
+export function splitHeaderComment(source: string): { header: string; code: string } {
+  const lines = source.split('\n');
+  let end = 0;
+  while (end < lines.length && /^\s*(\/\/.*)?$/.test(lines[end] as string)) end++;
+  return { header: lines.slice(0, end).join('\n'), code: lines.slice(end).join('\n') };
+}

@@ -1,24 +1,35 @@
 /**
  * The teaching page: reads the address (`?shape=B,N,d&kind=&impl=&autorun=1`), finds the reader's GPU, runs the
- * ladder and draws the table, the chart and the selected rung. When a run ends, `window.ladderResult` holds one
- * `{ id, status, maxAbsError, ms, reason? }` per rung, for test harnesses.
+ * ladder and draws the table, the chart and the selected rung. Before a run it estimates each rung's time and warns
+ * when the run is long; Stop ends a run at any point. When a run ends, `window.ladderResult` holds one
+ * `{ id, status, maxAbsError, ms, reason?, … }` per rung, for test harnesses; a run that does not start (a bad
+ * address, an unknown rung, an autorun estimated too long) leaves `[]` there and the reason in `window.ladderError`.
  */
-import { adapterName, type RunEnv } from '@fa/core';
-import { DATA_KINDS, formatShape, validateShape, type DataKind } from '@fa/io';
+import { adapterName, canRun, type RunEnv, type Rung } from '@fa/core';
+import { DATA_KINDS, formatShape, validateShape, type DataKind, type Shape } from '@fa/io';
 import { LADDER } from '@fa/ladder/browser';
+import reference from 'virtual:bench-reference';
+import { nearestBenchShape } from './bench-reference.js';
 import { drawChart } from './chart.js';
 import { drawDetails } from './details.js';
+import { CHECK, estimateRun, Estimator, formatDuration, isSoftwareAdapter } from './estimate.js';
 import { browserEnv } from './gpu.js';
 import { readParams } from './params.js';
 import { rungMs, runLadder, type RungRow } from './run-ladder.js';
-import { drawTable } from './table.js';
+import { drawTable, type TableExtras } from './table.js';
 import { ComputeWorker } from './worker-client.js';
 
 export interface LadderResultEntry {
   id: string;
   status: 'pass' | 'fail' | 'skipped';
   maxAbsError: number | null;
+  /** The time the rung is judged by: GPU time where measured, else wall time. */
   ms: number | null;
+  gpuMs: number | null;
+  wallMs: number | null;
+  /** Over the rung below that ran, like with like (`speedupBasis`: both GPU times, or both wall times). */
+  speedup: number | null;
+  speedupBasis: 'gpu' | 'wall' | null;
   reason?: string;
 }
 
@@ -29,12 +40,22 @@ declare global {
   }
 }
 
+/** An estimate above this shows as a warning. */
+const WARN_MS = 60_000;
+/** `autorun=1` does not start a run estimated longer than this: the reader starts it with Run. */
+const AUTORUN_LIMIT_MS = 120_000;
+
 const byId = (id: string): HTMLElement => document.getElementById(id) as HTMLElement;
 const form = byId('controls') as HTMLFormElement;
 const input = (name: string): HTMLInputElement => form.elements.namedItem(name) as HTMLInputElement;
 const choice = (name: string): HTMLSelectElement => form.elements.namedItem(name) as HTMLSelectElement;
+const runButton = byId('run') as HTMLButtonElement;
+const stopButton = byId('stop') as HTMLButtonElement;
 const note = byId('note') as HTMLParagraphElement;
+const estimateLine = byId('estimate') as HTMLParagraphElement;
 const adapterLine = byId('adapter') as HTMLParagraphElement;
+const softwareNote = byId('software') as HTMLParagraphElement;
+const referenceLine = byId('reference') as HTMLParagraphElement;
 const tableBody = (byId('results') as HTMLTableElement).tBodies[0] as HTMLTableSectionElement;
 const chart = document.getElementById('chart') as unknown as SVGSVGElement;
 const details = byId('details');
@@ -42,13 +63,23 @@ const details = byId('details');
 const params = readParams(location.search);
 let selected: string = params.impl[0] ?? LADDER.find((r) => r.kind === 'gpu')?.id ?? LADDER[0]?.id ?? '';
 let lastRows: readonly RungRow[] = LADDER.map((rung) => ({ rung, status: 'waiting' }));
+let extras: TableExtras = {};
+
+/** What the rungs may use: the reader's GPU (or why there is none) and one CPU thread, the worker's. */
+let env: RunEnv = { threads: 1, gpuUnavailableReason: 'looking for a GPU' };
+let worker: ComputeWorker | undefined;
+let current: { controller: AbortController } | undefined;
+
+function redraw(): void {
+  drawTable(tableBody, lastRows, selected, select, extras);
+}
 
 function select(id: string): void {
   const rung = LADDER.find((r) => r.id === id);
   if (!rung) return;
   selected = id;
   drawDetails(details, rung, LADDER);
-  drawTable(tableBody, lastRows, selected, select);
+  redraw();
 }
 
 function fillControls(): void {
@@ -69,6 +100,10 @@ function toResult(rows: readonly RungRow[]): LadderResultEntry[] {
       status: row.status === 'pass' || row.status === 'skipped' ? row.status : 'fail',
       maxAbsError: row.comparison?.maxAbsError ?? null,
       ms: rungMs(row) ?? null,
+      gpuMs: row.gpuMs ?? null,
+      wallMs: row.wallMs ?? null,
+      speedup: row.speedup ?? null,
+      speedupBasis: row.speedupBasis ?? null,
     };
     if (row.reason !== undefined) entry.reason = row.reason;
     else if (row.status !== 'pass' && row.status !== 'skipped') entry.reason = `the run ended with the rung ${row.status}`;
@@ -76,32 +111,113 @@ function toResult(rows: readonly RungRow[]): LadderResultEntry[] {
   });
 }
 
-async function start(env: RunEnv, worker: ComputeWorker, ids: readonly string[]): Promise<void> {
-  const button = byId('run') as HTMLButtonElement;
-  button.disabled = true;
+/** The shape in the form, or undefined while it is not a valid one. */
+function formShape(): Shape | undefined {
+  try {
+    return validateShape({ B: Number(input('B').value), N: Number(input('N').value), d: Number(input('d').value) });
+  } catch {
+    return undefined;
+  }
+}
+
+/** The H100 column and its caption, for the bench shape nearest `shape`. */
+function showReference(shape: Shape): void {
+  const bench = nearestBenchShape(reference, shape);
+  extras = { ...extras, h100: (id) => bench?.rungs[id]?.gflops };
+  const at = bench ? formatShape(bench.shape) : 'no bench shape';
+  byId('h100-head').title = `hw4-cli bench on ${reference.adapter}, ${at}`;
+  referenceLine.textContent = bench
+    ? `H100 GFLOP/s: hw4-cli bench on ${reference.adapter} (${reference.date}), steady-state kernel time at ${at}, the bench shape nearest yours; the CPU rungs on its host's ${reference.cpu} (${reference.source} in the repository).`
+    : '';
+}
+
+/** What a run of `rungs` on `shape` would take here, in the table (waiting rows) and in the line above it. */
+function estimator(shape: Shape, rungs: readonly Rung[]): Estimator {
+  return new Estimator(estimateRun(shape, rungs, env, reference, (rung) => canRun(rung, shape, env) === true));
+}
+
+function showEstimate(ms: number, running: boolean, checkMs: number | undefined): void {
+  const long = ms > WARN_MS;
+  estimateLine.classList.toggle('warn', long);
+  const checks = checkMs === undefined ? '' : `, checking against the oracle about ${formatDuration(checkMs)}`;
+  estimateLine.textContent = running
+    ? `About ${formatDuration(ms)} left (estimated; Stop ends the run now).`
+    : `${long ? 'A long run: ' : ''}about ${formatDuration(ms)} here for this shape (each rung's estimate is in the table${checks}). ` +
+      `Estimates are rough${long ? '; a run can be stopped at any point with Stop' : ''}.`;
+}
+
+/** The estimates for the form's shape and choice of rungs, shown before a run. */
+function refreshEstimate(): void {
+  if (current) return;
+  const shape = formShape();
+  if (!shape) {
+    estimateLine.textContent = '';
+    extras = { ...extras, estimate: undefined };
+    redraw();
+    return;
+  }
+  showReference(shape);
+  const id = choice('impl').value;
+  const chosen = id === '' ? LADDER : LADDER.filter((r) => r.id === id);
+  const estimate = estimator(shape, chosen);
+  extras = { ...extras, estimate: (rung) => estimate.ms(rung) };
+  showEstimate(estimate.remaining(new Set()), false, estimate.ms(CHECK));
+  lastRows = LADDER.map((rung) => ({ rung, status: 'waiting' }));
+  redraw();
+}
+
+async function start(ids: readonly string[], autorun: boolean): Promise<void> {
+  if (!worker || current) return;
+  const runWorker = worker;
   delete window.ladderResult;
+  delete window.ladderError;
+  const controller = new AbortController();
   try {
     const shape = validateShape({ B: Number(input('B').value), N: Number(input('N').value), d: Number(input('d').value) });
     const kind = choice('kind').value as DataKind;
     const unknown = ids.filter((id) => !LADDER.some((r) => r.id === id));
     if (unknown.length > 0) throw new Error(`unknown rung ${unknown.join(', ')}`);
     const rungs = ids.length === 0 ? LADDER : LADDER.filter((r) => ids.includes(r.id));
-    const rows = await runLadder({
+    showReference(shape);
+    const estimate = estimator(shape, rungs);
+    extras = { ...extras, estimate: (rung) => estimate.ms(rung) };
+    const total = estimate.remaining(new Set());
+    showEstimate(total, false, estimate.ms(CHECK));
+    if (autorun && total > AUTORUN_LIMIT_MS) {
+      const message = `not started: this run would take about ${formatDuration(total)} here (estimated), more than autorun starts by itself (${formatDuration(AUTORUN_LIMIT_MS)}); press Run to start it anyway, or choose a smaller shape`;
+      note.textContent = `Autorun ${message}.`;
+      window.ladderError = message;
+      window.ladderResult = [];
+      return;
+    }
+    current = { controller };
+    runButton.disabled = true;
+    stopButton.disabled = false;
+    const done = new Set<string>();
+    const { rows, stopped } = await runLadder({
       shape,
       kind,
       seed: params.seed,
       rungs,
       env,
-      worker,
-      onUpdate: (current) => {
-        lastRows = current;
-        drawTable(tableBody, current, selected, select);
-        drawChart(chart, current);
+      worker: runWorker,
+      signal: controller.signal,
+      onUpdate: (rowsNow) => {
+        lastRows = rowsNow;
+        redraw();
+        drawChart(chart, rowsNow);
       },
       onNote: (text) => {
         note.textContent = `${formatShape(shape)}, ${kind} data: ${text}`;
       },
+      onDone: (key, elapsedMs) => {
+        estimate.observe(key, elapsedMs);
+        done.add(key);
+        showEstimate(estimate.remaining(done), true, undefined);
+      },
     });
+    estimateLine.textContent = stopped ? 'Stopped: the rung under way and those after it were not finished.' : '';
+    estimateLine.classList.remove('warn');
     window.ladderResult = toResult(rows);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
@@ -109,13 +225,30 @@ async function start(env: RunEnv, worker: ComputeWorker, ids: readonly string[])
     window.ladderError = message;
     window.ladderResult = [];
   } finally {
-    button.disabled = false;
+    current = undefined;
+    runButton.disabled = false;
+    stopButton.disabled = true;
+  }
+}
+
+/**
+ * Stop: the run ends at once. A CPU rung or the oracle ends with its worker (terminated, a fresh one started). A GPU
+ * rung's work is already submitted and WebGPU cannot take it back: the page stops waiting for it, and the GPU finishes
+ * it before it runs anything else (the next GPU rung waits that long; the page says so).
+ */
+function stop(): void {
+  if (!current) return;
+  const gpuRunning = lastRows.some((row) => row.status === 'running' && row.rung.kind === 'gpu');
+  current.controller.abort();
+  worker?.restart();
+  if (gpuRunning) {
+    note.textContent = 'Stopped. The GPU still finishes the work the stopped rung submitted (WebGPU cannot take it back): a GPU rung started now waits for it.';
   }
 }
 
 async function boot(): Promise<void> {
   fillControls();
-  drawTable(tableBody, lastRows, selected, select);
+  redraw();
   drawChart(chart, lastRows);
   select(selected);
   window.addEventListener('hashchange', () => {
@@ -123,23 +256,37 @@ async function boot(): Promise<void> {
     if (id) select(id);
   });
   if (params.problems.length > 0) note.textContent = `In the address: ${params.problems.join('; ')}`;
-  const env = await describeGpu();
-  const worker = new ComputeWorker();
+  env = await describeGpu();
+  worker = new ComputeWorker();
+  refreshEstimate();
+  form.addEventListener('input', refreshEstimate);
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const id = choice('impl').value;
-    void start(env, worker, id === '' ? [] : [id]);
+    void start(id === '' ? [] : [id], false);
   });
-  if (params.autorun) await start(env, worker, params.impl);
+  stopButton.addEventListener('click', stop);
+  if (!params.autorun) return;
+  if (params.problems.length > 0) {
+    // A run on the defaults the bad values fell back to is not the run the address asked for: run nothing.
+    const message = `nothing run: the address has ${params.problems.length === 1 ? 'a problem' : 'problems'}: ${params.problems.join('; ')}`;
+    note.textContent = `Autorun: ${message}.`;
+    window.ladderError = message;
+    window.ladderResult = [];
+    return;
+  }
+  await start(params.impl, true);
 }
 
 async function describeGpu(): Promise<RunEnv> {
-  const env = await browserEnv();
-  const gpu = env.gpu?.report;
-  adapterLine.textContent = gpu
-    ? `GPU: ${adapterName(gpu)}${gpu.isFallbackAdapter ? ' (a software adapter: slower than a real GPU)' : ''}; features: ${gpu.features.join(', ') || 'none'}; timing: ${env.gpu.hasTimestamps ? 'GPU timestamps' : 'wall clock'}`
-    : `No GPU: ${env.gpuUnavailableReason ?? 'unknown reason'}. The CPU rungs still run.`;
-  return env;
+  const found = await browserEnv();
+  const report = found.gpu?.report;
+  const software = isSoftwareAdapter(found);
+  adapterLine.textContent = report
+    ? `GPU: ${adapterName(report)}${software ? ' (a software adapter: slower than a real GPU)' : ''}; features: ${report.features.join(', ') || 'none'}; timing: ${found.gpu.hasTimestamps ? 'GPU timestamps' : 'wall clock'}`
+    : `No GPU: ${found.gpuUnavailableReason ?? 'unknown reason'}. The CPU rungs still run.`;
+  softwareNote.hidden = !software;
+  return found;
 }
 
 void boot();

@@ -8,6 +8,7 @@ import { canRun, oneLine, runAll, type RunEnv, type Rung } from '@fa/core';
 import { attentionFlops, compareOutputs, generateInput, type Comparison, type DataKind, type Shape } from '@fa/io';
 import { conformanceVerdict } from '@fa/ladder/browser';
 import { compareRows, outputRows, sampleRows, seqAttention, type RowRef } from '@fa/reference';
+import { CHECK, SAMPLED_ROWS, WHOLE_ORACLE_LIMIT } from './estimate.js';
 import type { ComputeWorker } from './worker-client.js';
 
 export type RungStatus = 'waiting' | 'running' | 'pass' | 'fail' | 'skipped';
@@ -22,8 +23,14 @@ export interface RungRow {
   /** GPU time from timestamp queries, when the device has them. */
   gpuMs?: number;
   gflops?: number;
-  /** Time of the rung below that ran ÷ this rung's time. */
+  /**
+   * Time of the rung below that ran ÷ this rung's time, like with like: GPU time over GPU time where both have it,
+   * else wall time over wall time (`speedupBasis` 'wall'; the first GPU rung against a CPU rung, say).
+   */
   speedup?: number;
+  speedupBasis?: 'gpu' | 'wall';
+  /** Everything the rung took, prepare and check included: what the reader waited. */
+  elapsedMs?: number;
   comparison?: Comparison;
   /** The most error the verdict allows. */
   limit?: number;
@@ -38,35 +45,88 @@ export interface LadderRun {
   worker: ComputeWorker;
   onUpdate(rows: readonly RungRow[]): void;
   onNote(text: string): void;
+  /** A part of the run finished (a rung id, or CHECK for the oracle): what it took, for the estimates. */
+  onDone?(key: string, elapsedMs: number): void;
+  /** Stops the run: the rung under way is abandoned, the rest are not started. */
+  signal?: AbortSignal;
 }
 
-/** Above this many multiply-adds (B·N²·d) the oracle is computed for sampled rows only. */
-const WHOLE_ORACLE_LIMIT = 2 ** 27;
-const SAMPLED_ROWS = 256;
+/** The reason a run ends early when its signal aborts. */
+export class StoppedError extends Error {
+  constructor() {
+    super('stopped by the reader');
+    this.name = 'StoppedError';
+  }
+}
+
+/** `promise`, or a StoppedError as soon as `signal` aborts (the work behind the promise is left to its owner). */
+function unlessStopped<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) {
+    promise.catch(() => undefined);
+    return Promise.reject(new StoppedError());
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      reject(new StoppedError());
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}
 
 /** The time a rung is judged by: GPU time when measured, wall time otherwise. */
 export const rungMs = (row: RungRow): number | undefined => row.gpuMs ?? row.wallMs;
 
-export async function runLadder(run: LadderRun): Promise<RungRow[]> {
-  const { shape, env, worker } = run;
+/** Runs the rungs in order; a stop (run.signal) marks the rung under way and those after it skipped, with why. */
+export async function runLadder(run: LadderRun): Promise<{ rows: RungRow[]; stopped: boolean }> {
   const rows: RungRow[] = run.rungs.map((rung) => ({ rung, status: 'waiting' }));
   run.onUpdate(rows);
+  try {
+    await runRows(run, rows);
+    return { rows, stopped: false };
+  } catch (error) {
+    if (!(error instanceof StoppedError)) throw error;
+    for (const row of rows) {
+      if (row.status === 'running') Object.assign(row, { status: 'skipped', reason: 'stopped by the reader while it ran' });
+      else if (row.status === 'waiting') Object.assign(row, { status: 'skipped', reason: 'stopped by the reader before it ran' });
+    }
+    run.onUpdate(rows);
+    return { rows, stopped: true };
+  }
+}
+
+async function runRows(run: LadderRun, rows: RungRow[]): Promise<void> {
+  const { shape, env, worker, signal } = run;
+  const stoppable = <T>(promise: Promise<T>): Promise<T> => unlessStopped(promise, signal);
   const input = generateInput({ shape, kind: run.kind, seed: run.seed });
   const sampled = shape.B * shape.N * shape.N * shape.d > WHOLE_ORACLE_LIMIT ? sampleRows(shape, SAMPLED_ROWS) : undefined;
   run.onNote(sampled ? `computing the float64 oracle for ${SAMPLED_ROWS} sampled rows ...` : 'computing the float64 oracle ...');
-  const oracle = await worker.oracle(input, shape, sampled);
+  let started = performance.now();
+  const oracle = await stoppable(worker.oracle(input, shape, sampled));
+  run.onDone?.(CHECK, performance.now() - started);
   run.onNote(sampled ? `errors over ${SAMPLED_ROWS} sampled rows of O` : `errors over all ${shape.B * shape.N * shape.d} elements of O`);
   const check = (output: Float32Array | Float64Array) => compareWith(output, oracle, shape, sampled);
 
   let fp32Baseline: Comparison | undefined;
   let f16Baseline: Comparison | undefined;
   const baselineFor = async (rung: Rung): Promise<Comparison> => {
-    if (rung.reducedPrecision !== undefined) return (f16Baseline ??= check(await worker.plainF16(input, shape)));
-    return (fp32Baseline ??= check((await worker.cpuRung(seqAttention.id, input, shape)).output));
+    if (rung.reducedPrecision !== undefined) return (f16Baseline ??= check(await stoppable(worker.plainF16(input, shape))));
+    return (fp32Baseline ??= check((await stoppable(worker.cpuRung(seqAttention.id, input, shape))).output));
   };
 
   let below: RungRow | undefined;
   for (const row of rows) {
+    if (signal?.aborted) throw new StoppedError();
     const { rung } = row;
     const allowed = canRun(rung, shape, env);
     if (allowed !== true) {
@@ -76,8 +136,9 @@ export async function runLadder(run: LadderRun): Promise<RungRow[]> {
     }
     row.status = 'running';
     run.onUpdate(rows);
+    started = performance.now();
     try {
-      const { output, wallMs, gpuMs } = rung.kind === 'cpu' ? await runOnWorker(worker, rung, input, shape) : await runOnGpu(rung, env, input, shape);
+      const { output, wallMs, gpuMs } = await stoppable(rung.kind === 'cpu' ? runOnWorker(worker, rung, input, shape) : runOnGpu(rung, env, input, shape));
       const comparison = check(output);
       if (rung.id === seqAttention.id) fp32Baseline = comparison;
       const verdict = conformanceVerdict(rung, comparison, await baselineFor(rung));
@@ -85,16 +146,22 @@ export async function runLadder(run: LadderRun): Promise<RungRow[]> {
       if (gpuMs !== undefined) row.gpuMs = gpuMs;
       const ms = rungMs(row) ?? wallMs;
       row.gflops = attentionFlops(shape) / ms / 1e6;
-      const belowMs = below && rungMs(below);
-      if (belowMs !== undefined) row.speedup = belowMs / ms;
+      if (below?.wallMs !== undefined) {
+        // Like with like: GPU time against GPU time, else wall time against wall time.
+        const gpu = below.gpuMs !== undefined && row.gpuMs !== undefined;
+        row.speedup = gpu ? (below.gpuMs as number) / (row.gpuMs as number) : below.wallMs / wallMs;
+        row.speedupBasis = gpu ? 'gpu' : 'wall';
+      }
       if (!verdict.pass) row.reason = failureReason(comparison, verdict.limit, rung.reducedPrecision !== undefined);
       below = row;
     } catch (error) {
+      if (error instanceof StoppedError) throw error;
       Object.assign(row, { status: 'fail', reason: oneLine(error) });
     }
+    row.elapsedMs = performance.now() - started;
+    run.onDone?.(rung.id, row.elapsedMs);
     run.onUpdate(rows);
   }
-  return rows;
 }
 
 interface Ran {

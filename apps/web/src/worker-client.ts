@@ -6,11 +6,19 @@ import type { WorkerReply, WorkerRequest } from './worker-protocol.js';
 type Pending = { resolve: (reply: WorkerReply) => void; reject: (error: Error) => void };
 
 export class ComputeWorker {
-  private readonly worker = new Worker(new URL('./compute-worker.ts', import.meta.url), { type: 'module' });
+  private worker = ComputeWorker.start();
   private readonly pending = new Map<number, Pending>();
   private next = 0;
 
   constructor() {
+    this.listen();
+  }
+
+  private static start(): Worker {
+    return new Worker(new URL('./compute-worker.ts', import.meta.url), { type: 'module' });
+  }
+
+  private listen(): void {
     this.worker.onmessage = (event: MessageEvent<{ id: number; reply?: WorkerReply; error?: string }>) => {
       const { id, reply, error } = event.data;
       const waiting = this.pending.get(id);
@@ -19,9 +27,21 @@ export class ComputeWorker {
       else waiting?.reject(new Error(error ?? 'the worker failed'));
     };
     this.worker.onerror = (event) => {
-      for (const waiting of this.pending.values()) waiting.reject(new Error(`the worker failed: ${event.message}`));
-      this.pending.clear();
+      this.rejectAll(`the worker failed: ${event.message}`);
     };
+  }
+
+  private rejectAll(message: string): void {
+    for (const waiting of this.pending.values()) waiting.reject(new Error(message));
+    this.pending.clear();
+  }
+
+  /** Ends the computation under way at once (the worker is terminated and a fresh one started). */
+  restart(): void {
+    this.worker.terminate();
+    this.rejectAll('the worker was stopped');
+    this.worker = ComputeWorker.start();
+    this.listen();
   }
 
   /** The float64 oracle: all of O, or the rows listed (one d-vector each, in order). */

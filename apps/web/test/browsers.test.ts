@@ -1,12 +1,16 @@
 /**
  * The teaching page in real browsers: headless Chromium (WebGPU on its SwiftShader adapter) and Firefox ESR (WebGPU
  * on lavapipe) load the built page with `?shape=2,40,16&autorun=1` and wait for `window.ladderResult`. Every rung
- * must pass or be skipped with a reason, and several GPU rungs must pass. Chromium's run saves a screenshot.
- * A missing browser skips its test with the reason, unless FA_REQUIRE_BROWSERS=1 makes that a failure.
+ * must pass or be skipped with a reason, and several GPU rungs must pass. Chromium's run saves a screenshot. Then the
+ * page's behaviour: speedups compare like with like, the software adapter is named and the H100 numbers shown, a
+ * skipped rung's reason stays on one line, a diff opens on code with the header comment folded, a bad address runs
+ * nothing, a long run is estimated and not autorun, Stop ends a run (CPU or GPU rung) and the page works after it,
+ * and the colours follow a dark scheme (Chromium, which emulates it).
+ * A missing browser skips its tests with the reason, unless FA_REQUIRE_BROWSERS=1 makes that a failure.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import puppeteer, { type LaunchOptions } from 'puppeteer-core';
+import puppeteer, { type Browser, type LaunchOptions, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveFolder, type StaticServer } from './static-server.js';
 
@@ -15,6 +19,10 @@ interface Entry {
   status: 'pass' | 'fail' | 'skipped';
   maxAbsError: number | null;
   ms: number | null;
+  gpuMs: number | null;
+  wallMs: number | null;
+  speedup: number | null;
+  speedupBasis: 'gpu' | 'wall' | null;
   reason?: string;
 }
 
@@ -31,6 +39,8 @@ interface BrowserCase {
   executables: string[];
   options: (executablePath: string) => LaunchOptions;
   screenshot?: string;
+  /** Whether puppeteer can emulate `prefers-color-scheme` there. */
+  emulatesColorScheme?: boolean;
 }
 
 const BROWSERS: BrowserCase[] = [
@@ -43,6 +53,7 @@ const BROWSERS: BrowserCase[] = [
       args: ['--no-sandbox', '--enable-unsafe-webgpu'],
     }),
     screenshot: 'chromium.png',
+    emulatesColorScheme: true,
   },
   {
     name: 'Firefox ESR',
@@ -65,45 +76,186 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function ladderIn(browserCase: BrowserCase, executablePath: string): Promise<{ result: Entry[]; adapter: string; log: string[] }> {
-  const browser = await puppeteer.launch({ ...browserCase.options(executablePath), timeout: 60_000 });
-  const log: string[] = [];
-  try {
-    const page = await browser.newPage();
-    page.on('console', (message) => log.push(`console: ${message.text()}`));
-    page.on('pageerror', (error) => log.push(`page error: ${String(error)}`));
-    await page.setViewport({ width: 1400, height: 1100 });
-    await page.goto(`${server?.url ?? ''}?shape=${SHAPE}&autorun=1`);
-    await page.waitForFunction(() => window.ladderResult !== undefined, { timeout: 240_000, polling: 250 });
-    const result = (await page.evaluate(() => window.ladderResult)) as Entry[];
-    const adapter = await page.evaluate(() => document.getElementById('adapter')?.textContent ?? '');
-    if (browserCase.screenshot) {
-      // A rung whose WGSL differs from the one below in one idea, to show the diff beside the table.
-      await page.click('tr[data-rung="vec4"]');
-      mkdirSync(screenshots, { recursive: true });
-      await page.screenshot({ path: `${screenshots}/${browserCase.screenshot}`, fullPage: true });
-    }
-    return { result, adapter, log };
-  } finally {
-    await browser.close();
-  }
+/** A page of the browser at `query`, with its console and errors collected into `log`. */
+async function open(browser: Browser, query: string, log: string[]): Promise<Page> {
+  const page = await browser.newPage();
+  page.on('console', (message) => log.push(`console: ${message.text()}`));
+  page.on('pageerror', (error) => log.push(`page error: ${String(error)}`));
+  await page.setViewport({ width: 1400, height: 1100 });
+  await page.goto(`${server?.url ?? ''}${query}`);
+  return page;
 }
+
+async function resultOf(page: Page, timeout = 240_000): Promise<Entry[]> {
+  await page.waitForFunction(() => window.ladderResult !== undefined, { timeout, polling: 100 });
+  return (await page.evaluate(() => window.ladderResult)) as Entry[];
+}
+
+/** Sets the form (shape, rungs) as a reader would and presses Run. */
+async function runFromForm(page: Page, shape: [number, number, number], impl: string): Promise<void> {
+  await page.evaluate(
+    (values: string[], rung: string) => {
+      const form = document.getElementById('controls') as HTMLFormElement;
+      ['B', 'N', 'd'].forEach((name, k) => {
+        (form.elements.namedItem(name) as HTMLInputElement).value = values[k] ?? '';
+      });
+      (form.elements.namedItem('impl') as HTMLSelectElement).value = rung;
+      form.dispatchEvent(new Event('input'));
+    },
+    shape.map(String),
+    impl,
+  );
+  await page.click('#run');
+}
+
+const rowStatus = (page: Page, id: string): Promise<string> => page.$eval(`tr[data-rung="${id}"]`, (tr) => tr.className);
 
 describe('the teaching page in real browsers', () => {
   for (const browserCase of BROWSERS) {
     const executablePath = browserCase.executables.find((path) => existsSync(path));
     const missing = `${browserCase.name} is not installed (looked for ${browserCase.executables.join(', ')}; bash .ci/install-browsers.sh installs it)`;
-    it.skipIf(executablePath === undefined && !requireBrowsers)(`${browserCase.name} runs the ladder${executablePath ? '' : ` (skipped: ${missing})`}`, async () => {
-      if (executablePath === undefined) throw new Error(`${missing}, and FA_REQUIRE_BROWSERS=1 requires it`);
-      const { result, adapter, log } = await ladderIn(browserCase, executablePath);
-      const summary = [adapter, ...result.map((r) => `${r.id}: ${r.status}${r.maxAbsError === null ? '' : ` ${r.maxAbsError.toExponential(1)}`}${r.reason ? ` (${r.reason})` : ''}`), ...log].join('\n');
-      console.log(`${browserCase.name} on ${SHAPE}:\n${summary}`);
-      expect(result.length, summary).toBeGreaterThan(0);
-      expect(result.filter((r) => r.status === 'fail'), summary).toEqual([]);
-      expect(result.filter((r) => r.status === 'skipped' && !r.reason), summary).toEqual([]);
-      expect(result.filter((r) => r.id === 'seq-attention' && r.status === 'pass'), summary).toHaveLength(1);
-      const gpuPasses = result.filter((r) => r.status === 'pass' && !['seq-attention', 'seq-flash', 'cpu'].includes(r.id));
-      expect(gpuPasses.length, summary).toBeGreaterThanOrEqual(MIN_GPU_PASSES);
-    }, 300_000);
+    const skip = executablePath === undefined && !requireBrowsers;
+    const title = (what: string): string => `${browserCase.name} ${what}${executablePath ? '' : ` (skipped: ${missing})`}`;
+
+    describe.skipIf(skip)(browserCase.name, () => {
+      let browser: Browser | undefined;
+      const launched = async (): Promise<Browser> => {
+        if (executablePath === undefined) throw new Error(`${missing}, and FA_REQUIRE_BROWSERS=1 requires it`);
+        browser ??= await puppeteer.launch({ ...browserCase.options(executablePath), timeout: 60_000 });
+        return browser;
+      };
+      afterAll(async () => {
+        await browser?.close();
+      });
+
+      it(title('runs the ladder'), async () => {
+        const log: string[] = [];
+        const page = await open(await launched(), `?shape=${SHAPE}&autorun=1`, log);
+        const result = await resultOf(page);
+        const adapter = await page.evaluate(() => document.getElementById('adapter')?.textContent ?? '');
+        const summary = [adapter, ...result.map((r) => `${r.id}: ${r.status}${r.maxAbsError === null ? '' : ` ${r.maxAbsError.toExponential(1)}`}${r.reason ? ` (${r.reason})` : ''}`), ...log].join('\n');
+        console.log(`${browserCase.name} on ${SHAPE}:\n${summary}`);
+        expect(result.length, summary).toBeGreaterThan(0);
+        expect(result.filter((r) => r.status === 'fail'), summary).toEqual([]);
+        expect(result.filter((r) => r.status === 'skipped' && !r.reason), summary).toEqual([]);
+        expect(result.filter((r) => r.id === 'seq-attention' && r.status === 'pass'), summary).toHaveLength(1);
+        const gpuPasses = result.filter((r) => r.status === 'pass' && !['seq-attention', 'seq-flash', 'cpu'].includes(r.id));
+        expect(gpuPasses.length, summary).toBeGreaterThanOrEqual(MIN_GPU_PASSES);
+
+        // Speedups like with like: naive (GPU time) over seq-flash (CPU, wall time only) is wall over wall, and marked.
+        const byId = new Map(result.map((r) => [r.id, r]));
+        const naive = byId.get('naive');
+        const seqFlash = byId.get('seq-flash');
+        expect(naive?.speedupBasis, summary).toBe('wall');
+        expect(naive?.speedup).toBeCloseTo((seqFlash?.wallMs ?? 0) / (naive?.wallMs ?? 1), 6);
+        expect(await page.$eval('tr[data-rung="naive"] td:nth-child(7)', (td) => td.textContent)).toMatch(/× wall$/);
+        for (const entry of gpuPasses.filter((r) => r.id !== 'naive')) expect(entry.speedupBasis, entry.id).toBe('gpu');
+
+        // A software adapter is named as one, with the H100's numbers beside the reader's.
+        expect(await page.$eval('#software', (p) => !(p as HTMLElement).hidden && p.textContent.includes('swing'))).toBe(true);
+        expect(await page.$eval('tr[data-rung="vec4"] td.h100', (td) => Number(td.textContent))).toBeGreaterThan(100);
+        expect(await page.$eval('#reference', (p) => p.textContent)).toMatch(/H100 GFLOP\/s: hw4-cli bench on .*h100/i);
+
+        // Every row is one line: a long reason ends in an ellipsis, whole in the cell's tooltip.
+        const rows = await page.$$eval('#results tbody tr', (trs) =>
+          trs.map((tr) => {
+            const verdict = tr.querySelector('td.verdict') as HTMLTableCellElement;
+            return { id: tr.dataset.rung, height: tr.getBoundingClientRect().height, text: verdict.textContent, title: verdict.title, cut: verdict.scrollWidth > verdict.clientWidth };
+          }),
+        );
+        const heights = rows.map((r) => r.height);
+        expect(Math.max(...heights) - Math.min(...heights), JSON.stringify(rows)).toBeLessThan(2);
+        const skipped = rows.filter((r) => r.text.startsWith('skipped'));
+        expect(skipped.length).toBeGreaterThan(0);
+        for (const row of skipped) expect(row.title, row.id).toBe(row.text);
+        expect(skipped.some((r) => r.cut)).toBe(true);
+
+        // A rung's diff opens on code: the header comment's diff is there, folded.
+        await page.click('tr[data-rung="vec4"]');
+        const diff = await page.$eval('#details section.source', (section) => ({
+          folded: section.querySelector('details.diff-header')?.hasAttribute('open') === false,
+          header: section.querySelector('details.diff-header pre.diff')?.textContent ?? '',
+          code: section.querySelector(':scope > pre.diff')?.textContent ?? '',
+        }));
+        expect(diff.folded).toBe(true);
+        expect(diff.header).toContain('Rung 8 — vec4');
+        expect(diff.code).not.toContain('Rung 8 — vec4');
+        expect(diff.code).toMatch(/vec4<f32>/);
+
+        if (browserCase.screenshot) {
+          mkdirSync(screenshots, { recursive: true });
+          await page.screenshot({ path: `${screenshots}/${browserCase.screenshot}`, fullPage: true });
+        }
+        await page.close();
+      }, 300_000);
+
+      it(title('runs nothing on a bad shape in the address, and says why'), async () => {
+        const log: string[] = [];
+        const page = await open(await launched(), '?shape=abc&autorun=1', log);
+        expect(await resultOf(page, 60_000), log.join('\n')).toEqual([]);
+        expect(await page.evaluate(() => window.ladderError)).toMatch(/shape "abc"/);
+        // Give a wrongly started run time to show itself: no rung may leave the waiting state.
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        expect(await page.$$eval('#results tbody tr', (trs) => trs.filter((tr) => !tr.classList.contains('status-waiting')).length)).toBe(0);
+        await page.close();
+      }, 120_000);
+
+      it.skipIf(!browserCase.emulatesColorScheme)(title('follows a dark colour scheme'), async () => {
+        const log: string[] = [];
+        const page = await open(await launched(), '', log);
+        const luminance = (): Promise<{ background: number; text: number }> =>
+          page.evaluate(() => {
+            const of = (color: string): number => {
+              const [r = 0, g = 0, b = 0] = (color.match(/[\d.]+/g) ?? []).map(Number);
+              return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
+            };
+            const style = getComputedStyle(document.documentElement);
+            return { background: of(style.backgroundColor), text: of(style.color) };
+          });
+        await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
+        const dark = await luminance();
+        expect(dark.background).toBeLessThan(0.15);
+        expect(dark.text).toBeGreaterThan(0.7);
+        await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'light' }]);
+        const light = await luminance();
+        expect(light.background).toBeGreaterThan(0.9);
+        expect(light.text).toBeLessThan(0.2);
+        await page.close();
+      }, 120_000);
+      // Last: stopping a GPU rung leaves its submitted work to the GPU, which a software adapter takes a while to finish.
+      it(title('estimates a long run and does not autorun it; Stop ends a run on a CPU or a GPU rung'), async () => {
+        const log: string[] = [];
+        const page = await open(await launched(), '?shape=1,100000,64&autorun=1', log);
+        expect(await resultOf(page, 60_000), log.join('\n')).toEqual([]);
+        expect(await page.evaluate(() => window.ladderError)).toMatch(/^not started: this run would take about .* here/);
+        expect(await page.$eval('#estimate', (p) => p.classList.contains('warn') && p.textContent.startsWith('A long run'))).toBe(true);
+        const estimates = await page.$$eval('#results tbody td.estimate', (tds) => tds.map((td) => td.textContent));
+        expect(estimates.length, estimates.join()).toBeGreaterThan(5);
+        expect(estimates.every((text) => text.startsWith('~'))).toBe(true);
+
+        // Stop while a CPU rung runs (terminating the worker), then while a GPU rung runs (its submitted work is left to
+        // the GPU): each time the run ends at once, the rung and those after it marked as stopped.
+        const shape: [number, number, number] = [1, 6000, 64];
+        for (const rung of ['seq-attention', 'naive']) {
+          await runFromForm(page, shape, rung === 'naive' ? 'naive' : '');
+          await page.waitForFunction((id: string) => document.querySelector(`tr[data-rung="${id}"]`)?.classList.contains('status-running'), { timeout: 120_000, polling: 100 }, rung);
+          const stoppedAt = Date.now();
+          await page.click('#stop');
+          const result = await resultOf(page, 30_000);
+          expect(Date.now() - stoppedAt, `${rung}: Stop took too long`).toBeLessThan(5000);
+          const entry = result.find((r) => r.id === rung);
+          expect(entry, JSON.stringify(result)).toMatchObject({ status: 'skipped', reason: 'stopped by the reader while it ran' });
+          expect(result.filter((r) => r.status === 'pass' || r.status === 'fail')).toEqual([]);
+          expect(await rowStatus(page, rung)).toContain('status-skipped');
+          expect(await page.$eval('#stop', (button) => (button as HTMLButtonElement).disabled)).toBe(true);
+        }
+        // The page works after a stop: a small run of a CPU rung (a GPU rung would wait for the stopped one's work).
+        await runFromForm(page, [2, 40, 16], 'seq-flash');
+        await page.waitForFunction(() => (window.ladderResult?.length ?? 0) > 0, { timeout: 60_000, polling: 100 });
+        expect((await page.evaluate(() => window.ladderResult))?.find((r) => r.id === 'seq-flash')?.status).toBe('pass');
+        await page.close();
+      }, 300_000);
+
+    });
   }
 });

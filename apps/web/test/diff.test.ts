@@ -1,6 +1,6 @@
 /** The page's line diff: an LCS diff that rebuilds both sides, and hunks that keep changes with their context. */
 import { describe, expect, it } from 'vitest';
-import { diffCounts, hunks, lineDiff } from '../src/diff.js';
+import { diffCounts, hunks, lineDiff, splitHeaderComment } from '../src/diff.js';
 
 const side = (lines: ReturnType<typeof lineDiff>, drop: 'added' | 'removed') => lines.filter((l) => l.op !== drop).map((l) => l.text).join('\n');
 
@@ -25,5 +25,19 @@ describe('lineDiff', () => {
     expect(shown[0]).toBeUndefined();
     expect(shown.filter((l) => l !== undefined)).toHaveLength(6);
     expect(shown.at(-1)).toBeUndefined();
+  });
+});
+
+describe('splitHeaderComment', () => {
+  it('takes the leading comment and blank lines as the header, the rest as code', () => {
+    const source = '// Rung 8: vec4\n//\n// Changed from rung 7.\n\noverride D: u32;\n// a comment in the code\nfn main() {}';
+    expect(splitHeaderComment(source)).toEqual({
+      header: '// Rung 8: vec4\n//\n// Changed from rung 7.\n',
+      code: 'override D: u32;\n// a comment in the code\nfn main() {}',
+    });
+  });
+
+  it('gives an empty header to a kernel that starts with code', () => {
+    expect(splitHeaderComment('override D: u32;\n// later')).toEqual({ header: '', code: 'override D: u32;\n// later' });
   });
 });
