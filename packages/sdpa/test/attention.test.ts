@@ -54,8 +54,10 @@ describe('the kernel a problem gets', () => {
   });
 });
 
-describe('attention-fp32 with f16 tensors', () => {
-  it('stays within 2× the error of the plain f16 computation (GQA 2, causal, Lq < Lk)', { timeout: 600_000 }, async (context) => {
+describe('f16 tensors', () => {
+  // On the decode kernel, whose f16 variant a software GPU compiles in a fraction of the prefill kernel's time; both
+  // make their f16 variant the same way (forTensorType).
+  it('stays within 2× the error of the plain f16 computation (decode: 4 rows, GQA 2, causal)', { timeout: 600_000 }, async (context) => {
     if (!gpu) {
       context.skip(`no GPU: ${missing}`);
       return;
@@ -64,13 +66,14 @@ describe('attention-fp32 with f16 tensors', () => {
       context.skip('the GPU lacks shader-f16');
       return;
     }
-    const dims = { B: 1, Hq: 4, Hkv: 2, Lq: 30, Lk: 70, d: 64 };
+    const dims = { B: 1, Hq: 4, Hkv: 2, Lq: 2, Lk: 70, d: 64 };
     const halves = tensors(dims, 23);
     const [q, k, v] = [halves.q, halves.k, halves.v].map((x) => floatsToHalves(x)) as [Uint16Array, Uint16Array, Uint16Array];
     const [qf, kf, vf] = [q, k, v].map((x) => halvesToFloats(x)) as [Float32Array, Float32Array, Float32Array];
     const problem = sdpaProblem(dims, { causal: true });
     const exact = sdpaOracle(problem, qf, kf, vf);
     const prepared = await prepareAttention(gpu, dims, { causal: true, dtype: 'f16' });
+    expect(prepared.impl).toBe('attention-decode');
     const { out } = await prepared.run(q, k, v);
     prepared.destroy();
     const error = maxAbs(halvesToFloats(out as Uint16Array), exact.out);

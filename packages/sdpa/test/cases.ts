@@ -1,7 +1,7 @@
 /**
  * The awkward cases of the attention kernel, shared by the Node suite (the software GPU) and the browser suite
  * (headless Chromium), and the check each one gets against the float64 oracle. They are grouped so that they share
- * few pipelines: each distinct set of kernel constants (head size, masks) is one compile, minutes on a software GPU
+ * few pipelines: each distinct set of kernel constants is one compile, minutes on a software GPU
  * with a cold shader cache.
  */
 import { sdpaProblem, type GpuContext, type SdpaDims, type SdpaOptions } from '@fa/core';
@@ -43,7 +43,10 @@ export interface Case {
   kernel?: GpuKernelId;
 }
 
-/** Grouped by kernel constants (head size, masks): one pipeline per group. */
+/**
+ * Grouped by kernel constants: the prefill kernel's head size (its masks are uniforms), the decode kernel's head size
+ * and rows per KV head (4 or 32 here), each one pipeline.
+ */
 export const GROUPS: { name: string; cases: Case[] }[] = [
   {
     name: 'd = 64, bands',
@@ -62,7 +65,7 @@ export const GROUPS: { name: string; cases: Case[] }[] = [
     cases: [
       { name: 'one query row, GQA 4, 1000 keys', dims: { B: 2, Hq: 8, Hkv: 2, Lq: 1, Lk: 1000, d: 64 }, kernel: 'attention-decode' },
       { name: 'four rows (speculative), GQA 8, causal, 301 keys', dims: { B: 1, Hq: 8, Hkv: 1, Lq: 4, Lk: 301, d: 64 }, options: { causal: true }, kernel: 'attention-decode' },
-      { name: 'Lk = 2 under 3 rows, causal: a row that sees nothing', dims: { B: 1, Hq: 2, Hkv: 2, Lq: 3, Lk: 2, d: 64 }, options: { causal: true }, kernel: 'attention-decode' },
+      { name: 'Lk = 2 under 4 rows, causal: rows that see nothing', dims: { B: 1, Hq: 2, Hkv: 2, Lq: 4, Lk: 2, d: 64 }, options: { causal: true }, kernel: 'attention-decode' },
       { name: '16 rows, window [7, 0], bshd', dims: { B: 1, Hq: 2, Hkv: 1, Lq: 16, Lk: 77, d: 64 }, options: { window: [7, 0], layout: 'bshd' }, kernel: 'attention-decode' },
     ],
   },

@@ -31,6 +31,11 @@ const LAYOUT: RowGroupLayout = { ...ROW_SPLIT_LAYOUT, keysPerStep: 16 };
 export interface Fp32Plan {
   readonly dtype: TensorType;
   readonly constants: Readonly<Record<string, number>>;
+  /**
+   * What the kernel does beyond the band, as uniforms rather than constants (one pipeline serves every mask, which
+   * a software GPU would otherwise compile once per combination): mask, blocks, blockTiles, writeLse.
+   */
+  readonly switches: Readonly<Record<string, number>>;
   /** Query rows per workgroup. */
   readonly BR: number;
   /** Keys per tile. */
@@ -61,12 +66,9 @@ export function fp32Plan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dt
       KEYS: H === 1 ? 16 : 8,
       WG,
       PREFETCH: tiles.prefetch && blocks === undefined ? 1 : 0,
-      MASK: problem.mask ? 1 : 0,
-      BLOCKS: blocks ? 1 : 0,
-      BLOCK_TILES: blockTiles ? 1 : 0,
-      LSE: lse ? 1 : 0,
       CW: COMBINE_WORKGROUP,
     },
+    switches: { mask: problem.mask ? 1 : 0, blocks: blocks ? 1 : 0, blockTiles: blockTiles ? 1 : 0, writeLse: lse ? 1 : 0 },
     BR,
     BC,
     workgroupBytes: rowSplitBytes(d, tiles),
@@ -96,7 +98,7 @@ export async function prepareFp32Kernel(gpu: GpuContext, problem: SdpaProblem, p
   const { device } = gpu;
   const { Hq, Lq, Lk, d } = problem.dims;
   const kernel = attentionKernel(plan.dtype);
-  const fields = checkUniforms('attention-fp32', kernel, uniformsOf(problem, 0, 1, 1));
+  const fields = checkUniforms('attention-fp32', kernel, { ...uniformsOf(problem, 0, 1, 1), ...plan.switches });
   const bindings = kernelBindings(kernel.code);
   const layout = explicitLayout(device, bindings, 'attention-fp32');
   const pipelines = await checked(gpu, `compiling attention-fp32 (${plan.summary}, d = ${d}, ${plan.dtype} tensors)`, () =>
@@ -132,7 +134,7 @@ export async function prepareFp32Kernel(gpu: GpuContext, problem: SdpaProblem, p
       const splits = keySplits(batches * Hq * Tr, tiles);
       const key = `${batch0},${batches}`;
       if (key !== written) {
-        device.queue.writeBuffer(params, 0, packUniforms(fields, uniformsOf(problem, batch0, batches, splits)));
+        device.queue.writeBuffer(params, 0, packUniforms(fields, { ...uniformsOf(problem, batch0, batches, splits), ...plan.switches }));
         written = key;
       }
       const partial = splits > 1 ? scratchFor(batches * Hq * splits * Lq) : unsplit;

@@ -7,10 +7,10 @@
 // - A workgroup owns BR query rows of one (batch, head). Its rows see keys in the band [i + Lk − Lq − left,
 //   i + Lk − Lq + right] only, so the tile loop runs from the first tile any of its rows sees to the last: a causal
 //   prefill skips the tiles above the diagonal and costs about half.
-// - With a block mask (BLOCKS = 1) the host lists, for each (batch, head, query tile), the key tiles in its band that
+// - With a block mask (`blocks` = 1) the host lists, for each (batch, head, query tile), the key tiles in its band that
 //   some kept block touches; the workgroup runs through its list (its length read once with workgroupUniformLoad, so
 //   the barriers stay in uniform control flow). The next tile is then not j + 1, so the prefetch is off.
-// - Inside a tile that a band edge crosses, or with an element mask (MASK = 1, additive f32 with EXCLUDED for −∞ and
+// - Inside a tile that a band edge crosses, or with an element mask (`mask` = 1, additive f32 with EXCLUDED for −∞ and
 //   for false), or a block mask whose blocks are not whole tiles, each score gets its exact test (applyMask); other
 //   tiles run lean-loop's step unchanged.
 // - A row that sees no key keeps m_i = LOWEST and gets O = 0 and log-sum-exp −∞.
@@ -28,11 +28,7 @@ override H: u32;          // invocations per row group: a power of two, at most 
 override BC: u32;         // keys per K/V tile, a multiple of KEYS
 override KEYS: u32;       // keys per step of the inner loop: 8, or 16 when H = 1
 override WG: u32;         // invocations per workgroup, a multiple of H
-override PREFETCH: u32;   // 1: load tile j + 1 into registers while tile j computes (0 with BLOCKS)
-override MASK: u32;       // 1: an element mask is bound
-override BLOCKS: u32;     // 1: a block mask is bound
-override BLOCK_TILES: u32; // 1: every kernel tile lies inside one block (blocks are whole tiles): no per-score test
-override LSE: u32;        // 1: write each row's log-sum-exp
+override PREFETCH: u32;   // 1: load tile j + 1 into registers while tile j computes (0 with a block mask)
 override CW: u32;         // invocations per workgroup of `combine`
 
 const C_MAX: u32 = 8u;    // most vec4 columns of a row per invocation: D/4 over H, rounded up
@@ -66,6 +62,10 @@ struct Params {
   blocksJ: u32,
   minusInfinity: u32,      // 0xff800000, the bits of −∞ (WGSL has no constant for it), the lse of a row with no key
   splits: u32,             // workgroups per row block, each a range of its tiles; 1: O is written directly
+  mask: u32,               // 1: an element mask is bound
+  blocks: u32,             // 1: a block mask is bound
+  blockTiles: u32,         // 1: every kernel tile lies inside one block (blocks are whole tiles): no per-score test
+  writeLse: u32,           // 1: write each row's log-sum-exp
 }
 
 @group(0) @binding(0) var<storage, read> q: array<vec4<T>>;
@@ -133,8 +133,8 @@ fn applyMask(s: vec4<f32>, b: u32, hq: u32, i: u32, j0: u32) -> vec4<f32> {
   for (var x = 0u; x < 4u; x++) {
     let j = j0 + x;
     var kept = j < params.Lk && i32(j) >= bandFirst(i) && i32(j) <= bandLast(i);
-    if (kept && BLOCKS == 1u && BLOCK_TILES == 0u) { kept = blockKept(b, hq, i, j); }
-    if (kept && MASK == 1u) {
+    if (kept && params.blocks == 1u && params.blockTiles == 0u) { kept = blockKept(b, hq, i, j); }
+    if (kept && params.mask == 1u) {
       let add = mask[b * params.maskB + hq * params.maskH + i * params.maskI + j * params.maskJ];
       kept = add > EXCLUDED;
       r[x] += add * 1.4426950408889634;
@@ -197,7 +197,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   var jFirst = 0u;                   // without a list: tiles jFirst … jFirst + count − 1
   var count = 0u;
   var listStart = 0u;                // with one: tiles tileLists[listStart … listStart + count − 1]
-  if (BLOCKS == 1u) {
+  if (params.blocks == 1u) {
     let entry = 2u * ((bm * params.Hq + hq) * Tr + i);
     if (t == 0u) { listShared = vec2<u32>(tileLists[entry], tileLists[entry + 1u]); }
     let list = workgroupUniformLoad(&listShared);
@@ -229,7 +229,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   }
   for (var step = nBegin; step < nEnd; step++) {
     var j = jFirst + step;
-    if (BLOCKS == 1u) { j = tileLists[listStart + step]; }
+    if (params.blocks == 1u) { j = tileLists[listStart + step]; }
     let key0 = j * BC;
     workgroupBarrier();  // everyone is done with K_j, V_j of the previous tile
     for (var n = 0u; n < LD; n++) {
@@ -266,7 +266,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     }
 
     // The exact test per score where the band's edge crosses the tile, a key is past Lk, or a mask needs it.
-    let checked = MASK == 1u || (BLOCKS == 1u && BLOCK_TILES == 0u) || key0 + BC > Lk ||
+    let checked = params.mask == 1u || (params.blocks == 1u && params.blockTiles == 0u) || key0 + BC > Lk ||
                   i32(key0) < allFirst || i32(key0 + BC - 1u) > allLast;
     for (var c = 0u; c < BC; c += KEYS) {
       // S for keys c .. c + KEYS − 1 of the tile: this invocation's share of each dot product, as chains of
@@ -430,7 +430,7 @@ fn finish(at: u32, row: u32, h: u32, m: f32, l: f32, o: array<vec4<f32>, C_MAX>)
   for (var x = 0u; x < C; x++) {
     if (inRow(h + H * x)) { O[at + h + H * x] = vec4<T>(select(vec4<f32>(0.0), o[x] / l, seen)); }
   }
-  if (LSE == 1u && h == 0u) { lse[row] = select(bitcast<f32>(params.minusInfinity), (m + log2(l)) * 0.6931471805599453, seen); }
+  if (params.writeLse == 1u && h == 0u) { lse[row] = select(bitcast<f32>(params.minusInfinity), (m + log2(l)) * 0.6931471805599453, seen); }
 }
 
 // One invocation per vec4 of O: the ranges of its row merged, O = Σ 2^(m_s − M) O_s / Σ 2^(m_s − M) ℓ_s.
@@ -457,5 +457,5 @@ fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
   let b = pair / params.Hq;
   let hq = pair % params.Hq;
   O[b * params.qBatch + hq * params.qHead + row * params.qRow + col] = vec4<T>(select(vec4<f32>(0.0), o / l, seen));
-  if (LSE == 1u && col == 0u) { lse[pair * Lq + row] = select(bitcast<f32>(params.minusInfinity), (M + log2(l)) * 0.6931471805599453, seen); }
+  if (params.writeLse == 1u && col == 0u) { lse[pair * Lq + row] = select(bitcast<f32>(params.minusInfinity), (M + log2(l)) * 0.6931471805599453, seen); }
 }
