@@ -8,18 +8,28 @@
  * conformance suite checks every rung on the common awkward cases, where the key-splitting rungs use several ranges.)
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { canRun, runAll, type GpuContext, type Rung } from '@fa/core';
+import { canRun, runAll, type GpuContext, type Rung, type RunEnv } from '@fa/core';
 import { compareOutputs, generateInput, type Shape } from '@fa/io';
 import { fourRowsTilesFor, keySplits, keysPerStep, rowSplitTilesFor } from '@fa/optimized';
 import { attentionOracle } from '@fa/reference';
 import { findRung } from '../src/index.js';
-import { conformanceEnv } from './gpu-env.js';
+import { conformanceEnv, deviceOfItsOwn } from './gpu-env.js';
 import { pretendEnv } from './pretend-gpu.js';
 
 const { env, release } = await conformanceEnv();
-afterAll(() => {
+/** A device for each GPU rung and head size (`deviceOfItsOwn`), made at its first shape and kept for the others. */
+const devices = new Map<string, Promise<{ env: RunEnv; release: () => void }>>();
+afterAll(async () => {
+  for (const device of devices.values()) (await device).release();
   release();
 });
+
+async function envOf(rung: Rung, { d }: Shape): Promise<RunEnv> {
+  if (rung.kind !== 'gpu') return env;
+  let device = devices.get(`${rung.id} ${d}`);
+  if (!device) devices.set(`${rung.id} ${d}`, (device = deviceOfItsOwn(env)));
+  return (await device).env;
+}
 
 const gpuOf = (subgroupMinSize: number, workgroupBytes = 49152): GpuContext =>
   pretendEnv({ subgroupMinSize, limits: { maxComputeWorkgroupStorageSize: workgroupBytes } }).gpu as GpuContext;
@@ -48,7 +58,7 @@ describe('row-split', () => {
 /** The output of `rung` on uniform ±3 data, compared with the float64 oracle. */
 async function errorOf(rung: Rung, shape: Shape) {
   const input = generateInput({ shape, seed: shape.N * 101 + shape.d });
-  const runner = await rung.prepare(env, shape);
+  const runner = await rung.prepare(await envOf(rung, shape), shape);
   try {
     const { output } = await runAll(runner, input, shape);
     return compareOutputs(output, attentionOracle(input, shape), shape).maxAbsError;
