@@ -57,12 +57,13 @@ while read -r kind file; do
     js) command=(node "$file") ;;
     sh) command=(bash -euo pipefail "$file") ;;
   esac
-  printf -- '-- %s\n' "$base"
+  started=$SECONDS
   if ! (cd "run/$name" && timeout 300 "${command[@]}") > "run/$name.log" 2>&1; then
     cat "run/$name.log"
     echo "example $base failed (the README of its package)" >&2
     exit 1
   fi
+  printf -- '-- %s (%ss)\n' "$base" "$((SECONDS - started))"
   grep -v '^Warning: maxDynamic' "run/$name.log" || true
   if [ "${FA_REQUIRE_GPU:-}" = 1 ] && grep -qE 'cannot run here: (no GPU|Dawn|GPU disabled)' "run/$name.log"; then
     echo "example $base found no GPU, and FA_REQUIRE_GPU=1 requires one" >&2
