@@ -1,5 +1,5 @@
 export { attention, dimsOf, type AttentionOptions, type AttentionResult, type SdpaTensor } from './attention.js';
-export { DECODE_MAX_LQ, prepareAttention, gpuUnsupportedReason, type AttentionBuffers, type GpuKernelId, type PrepareOptions, type PreparedAttention, type TensorData } from './prepare.js';
+export { chooseKernel, DECODE_MAX_LQ, prepareAttention, gpuUnsupportedReason, type AttentionBuffers, type GpuKernelId, type PrepareOptions, type PreparedAttention, type TensorData } from './prepare.js';
 export { ATTENTION_DECODE_KERNEL, DECODE_MAX_ROWS } from './decode/attention-decode.js';
 export { ATTENTION_FP32_KERNEL, attentionKernel } from './fp32/attention-fp32.js';
 export type { TensorType } from './kernel-support.js';

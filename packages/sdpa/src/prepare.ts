@@ -65,6 +65,12 @@ export interface PreparedAttention {
   destroy(): void;
 }
 
+/** The kernel `prepareAttention` would compile for this problem here (nothing is compiled); undefined when none can run it (`gpuUnsupportedReason` says why). */
+export function chooseKernel(gpu: GpuContext, dims: SdpaDims, options: PrepareOptions = {}): GpuKernelId | undefined {
+  const chosen = choosePlan(sdpaProblem(dims, options), gpu, options);
+  return typeof chosen === 'string' ? undefined : chosen.id;
+}
+
 /** Why the GPU kernel cannot run this problem here, or undefined when it can. */
 export function gpuUnsupportedReason(gpu: GpuContext, dims: SdpaDims, options: PrepareOptions = {}): string | undefined {
   const chosen = choosePlan(sdpaProblem(dims, options), gpu, options);

@@ -7,27 +7,36 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sdpaProblem, type GpuContext } from '@fa/core';
 import { acquireNodeGpu } from '@fa/core/node';
 import { sdpaFloat16Plain, sdpaOracle } from '@fa/reference';
-import { attention, DECODE_MAX_LQ, dimsOf, floatsToHalves, halvesToFloats, prepareAttention, SdpaArgumentError } from '../src/index.js';
+import { attention, chooseKernel, DECODE_MAX_LQ, dimsOf, floatsToHalves, halvesToFloats, prepareAttention, SdpaArgumentError } from '../src/index.js';
 import { checkCase, GROUPS, maxAbs, tensors } from './cases.js';
 
-let gpu: GpuContext | undefined;
-let missing = '';
-beforeAll(async () => {
-  const acquired = await acquireNodeGpu();
-  gpu = acquired.gpu;
-  if (!gpu) {
-    missing = acquired.reason ?? 'no GPU adapter';
-    if (process.env.FA_REQUIRE_GPU === '1') throw new Error(`FA_REQUIRE_GPU=1 but ${missing}`);
-  }
-});
-afterAll(() => {
-  gpu?.destroy();
-});
+/**
+ * A GPU device of its own for each group of tests, destroyed after it: a software GPU compiles more slowly the more
+ * one device has compiled (docs/ci.md), and each group compiles one or two pipelines.
+ */
+function deviceForGroup(): { gpu: () => GpuContext | undefined; missing: () => string } {
+  let gpu: GpuContext | undefined;
+  let missing = '';
+  beforeAll(async () => {
+    const acquired = await acquireNodeGpu();
+    gpu = acquired.gpu;
+    if (!gpu) {
+      missing = acquired.reason ?? 'no GPU adapter';
+      if (process.env.FA_REQUIRE_GPU === '1') throw new Error(`FA_REQUIRE_GPU=1 but ${missing}`);
+    }
+  });
+  afterAll(() => {
+    gpu?.destroy();
+  });
+  return { gpu: () => gpu, missing: () => missing };
+}
 
 describe.each(GROUPS)('attention-fp32: $name', ({ cases }) => {
+  const device = deviceForGroup();
   it.for(cases)('$name', { timeout: 600_000 }, async (c, context) => {
+    const gpu = device.gpu();
     if (!gpu) {
-      context.skip(`no GPU: ${missing}`);
+      context.skip(`no GPU: ${device.missing()}`);
       return;
     }
     const { impl, error, limit, lseError, lseLimit } = await checkCase(gpu, c);
@@ -38,28 +47,29 @@ describe.each(GROUPS)('attention-fp32: $name', ({ cases }) => {
 });
 
 describe('the kernel a problem gets', () => {
-  it(`takes the decode kernel for up to ${DECODE_MAX_LQ} query rows per head without element masks, attention-fp32 otherwise`, async (context) => {
+  const device = deviceForGroup();
+  it(`is the decode kernel for up to ${DECODE_MAX_LQ} query rows per head without element masks, attention-fp32 otherwise`, (context) => {
+    const gpu = device.gpu();
     if (!gpu) {
-      context.skip(`no GPU: ${missing}`);
+      context.skip(`no GPU: ${device.missing()}`);
       return;
     }
-    const decode = { B: 2, Hq: 8, Hkv: 2, Lq: 1, Lk: 1000, d: 64 }; // a decode case's kernel, compiled already
-    const chosen = async (dims: typeof decode, options = {}): Promise<string> => {
-      const prepared = await prepareAttention(gpu as GpuContext, dims, { ...options, lse: true });
-      prepared.destroy();
-      return prepared.impl;
-    };
-    expect(await chosen(decode)).toBe('attention-decode');
-    expect(await chosen({ ...decode, Lq: 77, Lk: 77, Hq: 4, Hkv: 1 }, { causal: true })).toBe('attention-fp32');
+    const decode = { B: 2, Hq: 8, Hkv: 2, Lq: 1, Lk: 1000, d: 64 };
+    expect(chooseKernel(gpu, decode)).toBe('attention-decode');
+    expect(chooseKernel(gpu, { ...decode, Lq: DECODE_MAX_LQ + 1 })).toBe('attention-fp32');
+    expect(chooseKernel(gpu, decode, { mask: { kind: 'bool', data: new Uint8Array(1000).fill(1), shape: [1000] } })).toBe('attention-fp32');
+    expect(chooseKernel(gpu, { ...decode, Hq: 64, Lq: 16, Hkv: 2 })).toBe('attention-fp32'); // 512 rows per KV head
   });
 });
 
 describe('f16 tensors', () => {
+  const device = deviceForGroup();
   // On the decode kernel, whose f16 variant a software GPU compiles in a fraction of the prefill kernel's time; both
   // make their f16 variant the same way (forTensorType).
   it('stays within 2× the error of the plain f16 computation (decode: 4 rows, GQA 2, causal)', { timeout: 600_000 }, async (context) => {
+    const gpu = device.gpu();
     if (!gpu) {
-      context.skip(`no GPU: ${missing}`);
+      context.skip(`no GPU: ${device.missing()}`);
       return;
     }
     if (!gpu.device.features.has('shader-f16')) {
