@@ -49,8 +49,8 @@ let instance: Promise<GPU> | undefined;
 /**
  * A new device on the GPU of `env` (`env` itself when it has none), and how to destroy it. On the software GPU a
  * device compiles more slowly the more it has compiled: split-softmax at d = 32 took 18-22 s of CPU on a new device,
- * 48-57 s on one that had compiled 36 small pipelines before, 21 s on a new device after them (docs/ci.md). So the GPU
- * tests give each rung a device of its own; a rung's pipelines serve only its own cases anyway.
+ * 48-57 s on one that had compiled 36 small pipelines before, 21-25 s on a new device after them (docs/ci.md). So the
+ * GPU tests give each rung and head size a device of their own: its pipelines serve no other rung or head size anyway.
  */
 export async function deviceOfItsOwn(env: RunEnv): Promise<{ env: RunEnv; release: () => void }> {
   if (!env.gpu) return { env, release: () => undefined };
