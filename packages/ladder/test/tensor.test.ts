@@ -97,16 +97,17 @@ describe('the automatic choice', () => {
     for (const shape of shapes) expect(TENSOR_IDS).not.toContain(chooseRung(shape, env, LADDER).rung.id);
   });
 
-  it('on a pretend H100 with every feature: resident-o where its bench table ranks it first, never f16-matrix, none without the table or when full range is needed', () => {
+  it('on a pretend H100 with every feature: no matrix-unit rung (none has a proven error bound), the fp32 rung the table ranks next', () => {
     const h100 = pretendEnv({});
     expect(canRun(compensated, { B: 1, N: 64, d: 64 }, h100)).toBe(true);
     expect(canRun(f16Matrix, { B: 1, N: 64, d: 64 }, h100)).toBe(true);
     expect(canRun(staged, { B: 1, N: 64, d: 64 }, h100)).toBe(true);
     expect(canRun(resident, { B: 1, N: 64, d: 64 }, h100)).toBe(true);
-    expect(chooseRung({ B: 2, N: 32768, d: 64 }, h100, LADDER).rung.id).toBe('resident-o');
+    // The table ranks resident-o first at d = 64; without a rounding model it is passed over (docs/error-bound.md).
+    expect(chooseRung({ B: 2, N: 32768, d: 64 }, h100, LADDER).rung.id).toBe('lean-loop');
     expect(chooseRung({ B: 13600, N: 128, d: 32 }, h100, LADDER).rung.id).toBe('lean-loop');
     for (const shape of shapes) {
-      expect(chooseRung(shape, h100, LADDER).rung.id).not.toBe('f16-matrix');
+      expect(TENSOR_IDS).not.toContain(chooseRung(shape, h100, LADDER).rung.id);
       expect(TENSOR_IDS).not.toContain(chooseRung(shape, h100, LADDER, undefined, { fullRange: true }).rung.id);
       expect(TENSOR_IDS).not.toContain(chooseRung(shape, h100, LADDER, []).rung.id);
     }
