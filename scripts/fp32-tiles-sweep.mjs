@@ -37,10 +37,11 @@ const params = device.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM | G
 const packed = new ArrayBuffer(16);
 new Uint32Array(packed, 0, 2).set([N, B]);
 new Float32Array(packed, 8, 1)[0] = Math.LOG2E / Math.sqrt(d);
+new Uint32Array(packed, 12, 1)[0] = 1; // splits: one key range
 device.queue.writeBuffer(params, 0, packed);
 
 const module = device.createShaderModule({ code });
-const constants = { D: d, H, BC, KEYS, WG, PREFETCH, SPLITS: 1, CW: 64 };
+const constants = { D: d, H, BC, KEYS, WG, PREFETCH, CW: 64 };
 const main = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main', constants } });
 const group = device.createBindGroup({
   layout: main.getBindGroupLayout(0),

@@ -51,7 +51,7 @@ export interface SinglePassRung extends Omit<RungDefinition, 'kind' | 'supports'
   plan(shape: Shape, gpu: GpuContext): SinglePassPlan | string;
   /**
    * How the kernel rounds with this plan, when it is not `keyRangeModel`'s (keys added one by one to a running sum,
-   * in tiles of the plan's BC keys, over SPLITS ranges).
+   * in tiles of the plan's BC keys, over `keyRanges(plan)` ranges).
    */
   rounding?(shape: Shape, plan: SinglePassPlan): RoundingModel;
 }
@@ -65,9 +65,14 @@ export function lazyRescaleLag(kernel: KernelSource): number {
   return match ? Number(match[1]) : 0;
 }
 
+/** The key ranges of a plan: its uniform `splits` (the kernels that split the keys), 1 without one. */
+export function keyRanges(plan: SinglePassPlan): number {
+  return plan.uniforms(1).splits ?? 1;
+}
+
 /** The rounding model of a float32 kernel that adds keys one by one into its running sums (see sequentialModel). */
 export function keyRangeModel(shape: Shape, plan: SinglePassPlan, kernel: KernelSource): RoundingModel {
-  return sequentialModel(shape, plan.constants.BC ?? 1, plan.constants.SPLITS ?? 1, lazyRescaleLag(kernel));
+  return sequentialModel(shape, plan.constants.BC ?? 1, keyRanges(plan), lazyRescaleLag(kernel));
 }
 
 /** The resources every kernel may bind by these names: the run's input, its output and the uniform. */

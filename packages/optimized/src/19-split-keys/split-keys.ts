@@ -29,7 +29,8 @@ export function keySplits(rowBlocks: number, tiles: number): number {
 
 /**
  * The plan: row-split's, with S = keySplits(…) times the workgroups and a `combine` dispatch when S > 1. The kernel is
- * a copy of row-split's, so row-split's tiles (and their register bounds, C_MAX and LD_MAX) hold for it too.
+ * a copy of row-split's, so row-split's tiles (and their register bounds, C_MAX and LD_MAX) hold for it too. S goes to
+ * the kernel as the uniform `splits`, not as a constant: the same compiled pipelines serve every S.
  */
 export function splitKeysPlan(shape: Shape, tiles: RowSplitTiles, layout: RowGroupLayout = ROW_SPLIT_LAYOUT): SinglePassPlan {
   const { N, d } = shape;
@@ -40,14 +41,16 @@ export function splitKeysPlan(shape: Shape, tiles: RowSplitTiles, layout: RowGro
     // The kernel writes O itself; the scratch bindings still need a buffer (16 bytes a batch, never touched).
     return {
       ...rows,
-      constants: { ...rows.constants, SPLITS: 1, CW: COMBINE_WORKGROUP },
+      constants: { ...rows.constants, CW: COMBINE_WORKGROUP },
+      uniforms: (batches) => ({ ...rows.uniforms(batches), splits: 1 }),
       scratchBytesPerBatch: { Opart: 16, ML: 16 },
       summary: `${rows.summary}, keys not split`,
     };
   }
   return {
     ...rows,
-    constants: { ...rows.constants, SPLITS: S, CW: COMBINE_WORKGROUP },
+    constants: { ...rows.constants, CW: COMBINE_WORKGROUP },
+    uniforms: (batches) => ({ ...rows.uniforms(batches), splits: S }),
     workgroups: (batches) => rows.workgroups(batches) * S,
     scratchBytesPerBatch: { Opart: S * N * d * 4, ML: S * N * 8 },
     followedBy: [{ entryPoint: 'combine', workgroups: (batches) => Math.ceil((batches * N * D4) / COMBINE_WORKGROUP) }],

@@ -3,7 +3,7 @@
  * scores as chains of multiply-adds, the shuffle levels written out, 16 keys per step where no shuffles are needed.
  */
 import type { Shape } from '@fa/io';
-import { blockedModel, gpuHeadSizeSupport, lazyRescaleLag, singlePassRung, type GpuContext, type RoundingModel, type SinglePassPlan } from '@fa/core';
+import { blockedModel, gpuHeadSizeSupport, keyRanges, lazyRescaleLag, singlePassRung, type GpuContext, type RoundingModel, type SinglePassPlan } from '@fa/core';
 import { ROW_SPLIT_LAYOUT, rowGroupTilesFor, rowSplitTiles, type RowGroupLayout, type RowSplitTiles } from '../18-row-split/row-split.js';
 import { splitKeysPlan } from '../19-split-keys/split-keys.js';
 import code from './lean-loop.wgsl';
@@ -39,7 +39,7 @@ export function leanLoopPlanFor(shape: Shape, gpu: GpuContext): SinglePassPlan |
  * O and ℓ are rescaled lazily (TAU).
  */
 export function leanLoopRounding(shape: Shape, plan: SinglePassPlan): RoundingModel {
-  return blockedModel(shape.d, plan.constants.KEYS ?? 16, Math.ceil(shape.N / 8), plan.constants.SPLITS ?? 1, lazyRescaleLag(LEAN_LOOP_KERNEL));
+  return blockedModel(shape.d, plan.constants.KEYS ?? 16, Math.ceil(shape.N / 8), keyRanges(plan), lazyRescaleLag(LEAN_LOOP_KERNEL));
 }
 
 export const leanLoop = singlePassRung({

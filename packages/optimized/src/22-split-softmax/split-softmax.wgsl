@@ -40,6 +40,8 @@
 // The cost is the scratch traffic (SPLITS partial rows of O per row, written once and read once) and one more
 // dispatch. With SPLITS = 1 (grids large enough already) the kernel is row-split's: O is written directly, no second
 // pass.
+// SPLITS is a uniform (params.splits), not an override: it only picks each workgroup's key range and where its
+// partial results go, so one compiled pipeline serves every number of ranges.
 // Everything else, including the comments below, is row-split's.
 //
 // row-split (rung 18), changed from prefetch (rung 15, the fastest fp32 rung before this one): there an invocation owned 4 rows × Bc/G
@@ -67,7 +69,6 @@ override BC: u32;         // keys per K/V tile, a multiple of KEYS
 override KEYS: u32;       // keys per step of the inner loop: 8, or 16 when H = 1
 override WG: u32;         // invocations per workgroup, a multiple of H
 override PREFETCH: u32;   // 1: load tile j + 1 into registers while tile j computes
-override SPLITS: u32;     // workgroups that share a row block's keys, each one range of K/V tiles
 override CW: u32;         // invocations per workgroup of `combine`
 
 const C_MAX: u32 = 8u;    // most vec4 columns of a row per invocation: D/4 over H, rounded up
@@ -77,6 +78,7 @@ struct Params {
   N: u32,
   batches: u32,
   scaleLog2: f32,  // log2(e)/√d
+  splits: u32,     // SPLITS: workgroups that share a row block's keys, each one range of K/V tiles
 }
 
 @group(0) @binding(0) var<storage, read> qkv: array<vec4<f32>>;       // per batch: Q, K, V, each N × d
@@ -127,6 +129,7 @@ const TAU: f32 = 8.0;         // how far a score may pass m_i before O and ℓ a
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) t: u32) {
   let N = params.N;
+  let SPLITS = params.splits;
   let Tr = (N + BR - 1u) / BR;
   let w = wid.y * nwg.x + wid.x;     // one workgroup per (batch, query tile, key range)
   let split = w % SPLITS;
@@ -419,6 +422,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
 fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
            @builtin(local_invocation_index) t: u32) {
   let N = params.N;
+  let SPLITS = params.splits;
   let e = (wid.y * nwg.x + wid.x) * CW + t;   // vec4 e of O: batch b, row, column col
   if (e >= params.batches * N * D4V) { return; }
   let col = e % D4V;
