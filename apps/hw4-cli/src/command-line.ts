@@ -73,6 +73,7 @@ export const SDPA_OPTIONS = {
   mask: { type: 'string', short: 'm' },
   scale: { type: 'string' },
   layout: { type: 'string' },
+  'cache-lengths': { type: 'string' },
   impl: { type: 'string', short: 'i' },
   lse: { type: 'string' },
   list: { type: 'boolean' },

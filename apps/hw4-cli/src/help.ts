@@ -56,6 +56,7 @@ const COMMAND_DOCS: Record<string, Record<string, readonly [string, string]>> = 
     mask: ['FILE.npy', 'bool (true = takes part) or float (added to the scores), broadcast to [B, Hq, Lq, Lk] as PyTorch broadcasts'],
     scale: ['S', 'multiplies q·k (default 1/√d)'],
     layout: ['bhsd|bshd', 'tensors are [B, H, L, d] (default, PyTorch\'s) or [B, L, H, d]'],
+    'cache-lengths': ['N,N,...', 'K and V are caches of Lk rows of which batch b holds its first N_b (B integers, 0 to Lk); masks align to them'],
     lse: ['FILE.npy', 'also write each row\'s log-sum-exp, float32 [B, Hq, Lq]'],
     list: ['', 'the implementations and whether each can run here (with --json: {"implementations": [{"id", "available", "reason"?}]})'],
     bench: ['', 'time model-shaped problems (GPT-2, Llama, Llama-3 GQA, BERT, chunked prefill, block-sparse) beside PyTorch'],

@@ -64,6 +64,19 @@ describe('hw4-cli sdpa', () => {
     expect(maxAbs(parseNpy(readFileSync(lse)).data as Float32Array, exact.lse)).toBeLessThan(1e-5);
   });
 
+  it('takes --cache-lengths: K and V as a cache of which the batch holds its first rows, causal aligned to them', () => {
+    const out = join(dir, 'cached.npy');
+    const run = cli(['sdpa', Q, K, V, out, '--causal', '--cache-lengths', '10'], NO_GPU);
+    expect(run.code, run.stderr).toBe(0);
+    const exact = sdpaOracle(sdpaProblem(dims, { causal: true, cacheLengths: [10] }), q, k, v);
+    expect(maxAbs(parseNpy(readFileSync(out)).data as Float32Array, exact.out)).toBeLessThan(1e-5);
+    const never = join(dir, 'never-cached.npy');
+    expect(cli(['sdpa', Q, K, V, never, '--cache-lengths', '14'], NO_GPU)).toMatchObject({ code: 3, stderr: expect.stringMatching(/cacheLengths\[0\] is 14; give an integer from 0 to Lk = 13/) as unknown });
+    expect(cli(['sdpa', Q, K, V, never, '--cache-lengths', '3,4'], NO_GPU)).toMatchObject({ code: 3, stderr: expect.stringMatching(/cacheLengths holds 2 values for 1 batches/) as unknown });
+    expect(cli(['sdpa', Q, K, V, never, '--cache-lengths', 'x'], NO_GPU).code).toBe(2);
+    expect(existsSync(never)).toBe(false);
+  });
+
   it('converts float64 tensors (NumPy\'s default) to float32 with a note, and writes float32', () => {
     const q64 = file('q64.npy', npy('<f8', [1, 4, 9, 16], Float64Array.from(q)));
     const out = join(dir, 'out64.npy');

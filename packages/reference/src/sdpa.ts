@@ -147,7 +147,7 @@ export function sdpaFloat32(problem: SdpaProblem, q: Float32Array, k: Float32Arr
     for (let h = 0; h < Hq; h++) {
       for (let i = 0; i < Lq; i++) {
         const { q: qi, kv0, kvStride } = rowPlace(problem, b, h, i);
-        const { first, last } = bandOf(problem, i);
+        const { first, last } = bandOf(problem, b, i);
 
         // S_i = scale · q_i Kᵀ + M_i over the band, and m_i
         let m = Number.NEGATIVE_INFINITY;

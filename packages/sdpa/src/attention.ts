@@ -1,7 +1,7 @@
 /**
  * attention(q, k, v, options): scaled-dot-product attention on typed arrays, with PyTorch's semantics and
  * FlashAttention-2's alignment (@fa/core's sdpa/problem.ts). On a GPU it runs the kernel (f16 tensors stay f16 in
- * memory where the GPU has shader-f16, computed in float32); without one, or for a problem the kernel declines, the
+ * memory, computed in float32); without one, or for a problem the kernel declines, the
  * plain float32 CPU computation of @fa/reference, and says why in `note`.
  */
 import { sdpaProblem, SdpaArgumentError, type GpuContext, type SdpaDims, type SdpaLayout, type SdpaOptions } from '@fa/core';

@@ -44,10 +44,16 @@ export function floatToHalf(x: number): number {
   return sign | (e << 10) | mantissa;
 }
 
+// Loops rather than TypedArray.from(source, map), which collects its source into a list first: a billion values would
+// not fit the JavaScript heap.
 export function halvesToFloats(bits: Uint16Array): Float32Array {
-  return Float32Array.from(bits, halfToFloat);
+  const out = new Float32Array(bits.length);
+  for (let e = 0; e < bits.length; e++) out[e] = halfToFloat(bits[e] as number);
+  return out;
 }
 
 export function floatsToHalves(values: Float32Array): Uint16Array {
-  return Uint16Array.from(values, floatToHalf);
+  const out = new Uint16Array(values.length);
+  for (let e = 0; e < values.length; e++) out[e] = floatToHalf(values[e] as number);
+  return out;
 }

@@ -1,7 +1,8 @@
 export { attention, dimsOf, type AttentionOptions, type AttentionResult, type SdpaTensor } from './attention.js';
 export { chooseKernel, DECODE_MAX_LQ, prepareAttention, gpuUnsupportedReason, type AttentionBuffers, type GpuKernelId, type PrepareOptions, type PreparedAttention, type TensorData } from './prepare.js';
-export { ATTENTION_DECODE_KERNEL, DECODE_MAX_ROWS } from './decode/attention-decode.js';
+export { ATTENTION_DECODE_KERNEL, DECODE_MAX_ROWS, type DecodeTuning } from './decode/attention-decode.js';
 export { ATTENTION_FP32_KERNEL, attentionKernel } from './fp32/attention-fp32.js';
 export type { TensorType } from './kernel-support.js';
 export { floatToHalf, halfToFloat, floatsToHalves, halvesToFloats } from './f16.js';
-export { SdpaArgumentError, sdpaProblem, type SdpaBlockMask, type SdpaDims, type SdpaLayout, type SdpaMask, type SdpaOptions, type SdpaProblem } from '@fa/core';
+export { SdpaArgumentError, sdpaProblem, validCacheLengths, type SdpaBlockMask, type SdpaDims, type SdpaLayout, type SdpaMask, type SdpaOptions, type SdpaProblem } from '@fa/core';
+export { APPEND_CACHE_KERNEL, lengthsAfter, prepareCacheAppend, type CacheAppendBuffers, type CacheAppendDims, type CacheAppendOptions, type PreparedCacheAppend } from './cache/append-cache.js';

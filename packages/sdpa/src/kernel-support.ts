@@ -10,10 +10,19 @@ export const COMBINE_WORKGROUP = 64;
 /** A band as a signed 32-bit number: unbounded is a distance no shape reaches. */
 const UNBOUNDED = 0x3fffffff;
 
-/** The kernel for tensors of `dtype`: for f16, its `alias T = f32;` line replaced and f16 enabled. */
+/** The f32 form of a kernel's tensor access lines, and the f16 form that replaces it. */
+const PACKED_F32 = ['alias Packed = vec4<f32>;', 'fn unpack(x: Packed) -> vec4<f32> { return x; }', 'fn pack(x: vec4<f32>) -> Packed { return x; }'].join('\n');
+const PACKED_F16 = [
+  'alias Packed = vec2<u32>;',
+  'fn unpack(x: Packed) -> vec4<f32> { return vec4<f32>(unpack2x16float(x.x), unpack2x16float(x.y)); }',
+  'fn pack(x: vec4<f32>) -> Packed { return vec2<u32>(pack2x16float(x.xy), pack2x16float(x.zw)); }',
+].join('\n');
+
+/** The kernel for tensors of `dtype`: for f16, its tensor access lines replaced (f16 pairs in u32s; no shader-f16 needed). */
 export function forTensorType(kernel: KernelSource, dtype: TensorType): KernelSource {
   if (dtype === 'f32') return kernel;
-  return { label: `${kernel.label} (f16 tensors)`, code: `enable f16;\n${kernel.code.replace('alias T = f32;', 'alias T = f16;')}` };
+  if (!kernel.code.includes(PACKED_F32)) throw new Error(`${kernel.label} lacks its tensor access lines; the f16 variant cannot be made`);
+  return { label: `${kernel.label} (f16 tensors)`, code: kernel.code.replace(PACKED_F32, PACKED_F16) };
 }
 
 /** Per-tensor strides in vec4s: batch, head, row. */

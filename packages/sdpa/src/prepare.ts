@@ -3,8 +3,8 @@
  * uploaded, then run on typed arrays (upload, dispatch, read back) or encoded into the caller's command encoder on the
  * caller's buffers, as often as wanted, until `destroy`.
  */
-import { checked, sdpaProblem, UnsupportedShapeError, type GpuContext, type SdpaDims, type SdpaOptions, type SdpaProblem } from '@fa/core';
-import { decodePlan, prepareDecodeKernel, type DecodePlan } from './decode/attention-decode.js';
+import { checked, sdpaProblem, UnsupportedShapeError, validCacheLengths, type GpuContext, type SdpaDims, type SdpaOptions, type SdpaProblem } from '@fa/core';
+import { decodePlan, prepareDecodeKernel, type DecodePlan, type DecodeTuning } from './decode/attention-decode.js';
 import { fp32Plan, prepareFp32Kernel, type Fp32Kernel, type Fp32Plan } from './fp32/attention-fp32.js';
 import type { TensorType } from './kernel-support.js';
 
@@ -20,18 +20,26 @@ export interface AttentionBuffers {
   readonly out: GPUBuffer;
   /** [B, Hq, Lq] float32 log-sum-exps (float32 whatever the dtype), when prepared with `lse`. */
   readonly lse?: GPUBuffer;
+  /**
+   * B u32s, the valid keys of each batch's cache, when prepared with `cacheLengths` (whose values then only serve
+   * `run`). The kernel reads them when it runs, so a caller advances them on the GPU (`prepareCacheAppend`) or with
+   * writeBuffer, without preparing again.
+   */
+  readonly cacheLengths?: GPUBuffer;
 }
 
 export interface PrepareOptions extends SdpaOptions {
   /** Also compute each row's log-sum-exp. */
   readonly lse?: boolean;
-  /** The tensors' element type: 'f32' (default) or 'f16' (needs shader-f16; computed in float32 all the same). */
+  /** The tensors' element type: 'f32' (default) or 'f16' (f16 pairs read as u32s and unpacked, so no shader-f16 is needed; computed in float32). */
   readonly dtype?: TensorType;
   /**
    * The kernel: 'attention-decode' (the query heads of a KV group together, keys split over workgroups) or
    * 'attention-fp32' (tiles of query rows); by default the decode kernel for Lq ≤ DECODE_MAX_LQ where it can run.
    */
   readonly kernel?: GpuKernelId;
+  /** The decode kernel's sizes set by an experiment instead of its plan (the bench reads them from FA_SDPA_TUNING). */
+  readonly tuning?: DecodeTuning;
 }
 
 export type GpuKernelId = 'attention-fp32' | 'attention-decode';
@@ -45,7 +53,7 @@ function choosePlan(problem: SdpaProblem, gpu: GpuContext, options: PrepareOptio
   const dtype = options.dtype ?? 'f32';
   const wantDecode = options.kernel === 'attention-decode' || (options.kernel === undefined && problem.dims.Lq <= DECODE_MAX_LQ);
   if (wantDecode) {
-    const plan = decodePlan(problem, gpu, lse, dtype);
+    const plan = decodePlan(problem, gpu, lse, dtype, options.tuning);
     if (typeof plan !== 'string') return { id: 'attention-decode' as const, plan };
     if (options.kernel === 'attention-decode') return plan;
   }
@@ -59,8 +67,11 @@ export interface PreparedAttention {
   readonly impl: string;
   /** Records the attention of the caller's buffers into `encoder` (one compute pass); the caller submits. */
   encode(encoder: GPUCommandEncoder, buffers: AttentionBuffers, timestampWrites?: GPUComputePassTimestampWrites): void;
-  /** Uploads q, k, v (of the prepared dtype, the problem's layout), runs, and reads the output (and log-sum-exps) back. */
-  run(q: TensorData, k: TensorData, v: TensorData): Promise<{ out: TensorData; lse?: Float32Array }>;
+  /**
+   * Uploads q, k, v (of the prepared dtype, the problem's layout), runs, and reads the output (and log-sum-exps) back.
+   * A problem prepared with cache lengths takes this run's lengths here (the prepared ones by default).
+   */
+  run(q: TensorData, k: TensorData, v: TensorData, options?: { readonly cacheLengths?: ArrayLike<number> }): Promise<{ out: TensorData; lse?: Float32Array }>;
   /** Frees the kernel's own buffers; the caller's buffers and device are left alone. */
   destroy(): void;
 }
@@ -104,18 +115,26 @@ export async function prepareAttention(gpu: GpuContext, dims: SdpaDims, options:
         if (need[name] > limit) throw new RangeError(`attention: tensor ${name} of ${need[name]} bytes is over this GPU's ${limit} per binding; encode fewer batches at a time`);
       }
       if (withLse && (buffers.lse === undefined || buffers.lse.size < need.lse)) throw new RangeError(`attention: prepared with lse, so give an lse buffer of ${need.lse} bytes`);
-      kernel.encode(encoder, { q: buffers.q, k: buffers.k, v: buffers.v, O: buffers.out, ...(buffers.lse ? { lse: buffers.lse } : {}) }, 0, B, timestampWrites);
+      if (problem.cacheLengths && (buffers.cacheLengths === undefined || buffers.cacheLengths.size < 4 * B)) {
+        throw new RangeError(`attention: prepared with cacheLengths, so give a cacheLengths buffer of ${4 * B} bytes (one u32 per batch)`);
+      }
+      const lengths = problem.cacheLengths ? { lengths: buffers.cacheLengths } : {};
+      kernel.encode(encoder, { q: buffers.q, k: buffers.k, v: buffers.v, O: buffers.out, ...(buffers.lse ? { lse: buffers.lse } : {}), ...lengths }, 0, B, timestampWrites);
     },
-    run: (q, k, v) => runArrays(gpu, problem, kernel, batchesPerRun, withLse, dtype, q, k, v),
+    run: (q, k, v, runOptions) => {
+      const lengths = problem.cacheLengths ? validCacheLengths(runOptions?.cacheLengths ?? problem.cacheLengths, B, problem.dims.Lk) : undefined;
+      return runArrays(gpu, problem, kernel, batchesPerRun, withLse, dtype, lengths, q, k, v);
+    },
     destroy() {
       kernel.destroy();
     },
   };
 }
 
-/** Runs typed arrays through the kernel, `batchesPerRun` batches at a time, on buffers of its own. */
 /** What both kernels offer: one compute pass for a run of batches, on buffers the caller binds. */
 type GpuKernel = Pick<Fp32Kernel, 'encode' | 'destroy'>;
+
+/** Runs typed arrays through the kernel, `batchesPerRun` batches at a time, on buffers of its own. */
 
 async function runArrays(
   gpu: GpuContext,
@@ -124,6 +143,7 @@ async function runArrays(
   batchesPerRun: number,
   withLse: boolean,
   dtype: TensorType,
+  cacheLengths: readonly number[] | undefined,
   q: TensorData,
   k: TensorData,
   v: TensorData,
@@ -147,7 +167,9 @@ async function runArrays(
     v: make('attention v', batchesPerRun * counts.kv * size, STORAGE_IN),
     O: make('attention out', batchesPerRun * counts.q * size, STORAGE_OUT),
     ...(withLse ? { lse: make('attention lse', batchesPerRun * counts.lse * 4, STORAGE_OUT) } : {}),
+    ...(cacheLengths ? { lengths: make('attention cache lengths', 4 * B, STORAGE_IN) } : {}),
   };
+  if (buffers.lengths && cacheLengths) device.queue.writeBuffer(buffers.lengths, 0, Uint32Array.from(cacheLengths));
   const readOut = make('attention out readback', batchesPerRun * counts.q * size, READ);
   const readLse = make('attention lse readback', withLse ? batchesPerRun * counts.lse * 4 : 16, READ);
   const out = new Type(B * counts.q);

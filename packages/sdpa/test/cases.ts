@@ -4,9 +4,9 @@
  * few pipelines: each distinct set of kernel constants is one compile, minutes on a software GPU
  * with a cold shader cache.
  */
-import { sdpaProblem, type GpuContext, type SdpaDims, type SdpaOptions } from '@fa/core';
+import { rowOffset, sdpaProblem, type GpuContext, type SdpaDims, type SdpaOptions } from '@fa/core';
 import { sdpaFloat32, sdpaOracle } from '@fa/reference';
-import { prepareAttention, type GpuKernelId } from '../src/index.js';
+import { lengthsAfter, prepareAttention, prepareCacheAppend, type GpuKernelId } from '../src/index.js';
 
 /** Deterministic values in [−range, range). */
 export function values(count: number, seed: number, range = 3): Float32Array {
@@ -41,6 +41,11 @@ export interface Case {
   options?: SdpaOptions;
   /** The kernel the case runs on (the default choice otherwise). */
   kernel?: GpuKernelId;
+  /**
+   * Rows appended to each batch's cache on the GPU (`prepareCacheAppend`) before the attention, in the same encoder,
+   * which then reads the advanced lengths: the case's cacheLengths are those before the append.
+   */
+  append?: number;
 }
 
 /**
@@ -58,6 +63,7 @@ export const GROUPS: { name: string; cases: Case[] }[] = [
       { name: 'Lk = 1, GQA 8', dims: { B: 1, Hq: 8, Hkv: 1, Lq: 9, Lk: 1, d: 64 } },
       { name: 'scale 0.3, bshd, GQA 2, causal', dims: { B: 2, Hq: 4, Hkv: 2, Lq: 33, Lk: 50, d: 64 }, options: { scale: 0.3, layout: 'bshd', causal: true } },
       { name: 'a grid large enough not to split keys, causal', dims: { B: 40, Hq: 16, Hkv: 4, Lq: 8, Lk: 20, d: 64 }, options: { causal: true }, kernel: 'attention-fp32' },
+      { name: 'chunked prefill over caches of 70 and 25 of 70 keys, causal, GQA 2', dims: { B: 2, Hq: 4, Hkv: 2, Lq: 20, Lk: 70, d: 64 }, options: { causal: true, cacheLengths: [70, 25] }, kernel: 'attention-fp32' },
     ],
   },
   {
@@ -67,6 +73,18 @@ export const GROUPS: { name: string; cases: Case[] }[] = [
       { name: 'four rows (speculative), GQA 8, causal, 301 keys', dims: { B: 1, Hq: 8, Hkv: 1, Lq: 4, Lk: 301, d: 64 }, options: { causal: true }, kernel: 'attention-decode' },
       { name: 'Lk = 2 under 4 rows, causal: rows that see nothing', dims: { B: 1, Hq: 2, Hkv: 2, Lq: 4, Lk: 2, d: 64 }, options: { causal: true }, kernel: 'attention-decode' },
       { name: '16 rows, window [7, 0], bshd', dims: { B: 1, Hq: 2, Hkv: 1, Lq: 16, Lk: 77, d: 64 }, options: { window: [7, 0], layout: 'bshd' }, kernel: 'attention-decode' },
+      // A cache preallocated to Lk keys of which each batch holds its own number (0 included): the band aligns to it.
+      { name: 'cache lengths 57, 0, 20 of 57: one row, GQA 4', dims: { B: 3, Hq: 8, Hkv: 2, Lq: 1, Lk: 57, d: 64 }, options: { cacheLengths: [57, 0, 20] }, kernel: 'attention-decode' },
+      { name: 'cache lengths 3, 33 of 40 under 4 causal rows: a row that sees nothing', dims: { B: 2, Hq: 2, Hkv: 2, Lq: 4, Lk: 40, d: 64 }, options: { causal: true, cacheLengths: [3, 33] }, kernel: 'attention-decode' },
+      { name: 'cache lengths 31, 9 of 31, 8 rows, window [5, 0], GQA 4, bshd', dims: { B: 2, Hq: 4, Hkv: 1, Lq: 8, Lk: 31, d: 64 }, options: { window: [5, 0], layout: 'bshd', cacheLengths: [31, 9] }, kernel: 'attention-decode' },
+      { name: 'Lk = 1, cache lengths 1, 0', dims: { B: 2, Hq: 4, Hkv: 1, Lq: 1, Lk: 1, d: 64 }, options: { cacheLengths: [1, 0] }, kernel: 'attention-decode' },
+      {
+        name: '3 rows appended on the GPU to caches of 5 and 0 of 40, then 3 causal rows in the same encoder, bshd',
+        dims: { B: 2, Hq: 2, Hkv: 2, Lq: 3, Lk: 40, d: 64 },
+        options: { causal: true, layout: 'bshd', cacheLengths: [5, 0] },
+        kernel: 'attention-decode',
+        append: 3,
+      },
     ],
   },
   { name: 'd = 8', cases: [{ name: 'window [−1, 4], GQA 2', dims: { B: 1, Hq: 2, Hkv: 1, Lq: 33, Lk: 65, d: 8 }, options: { window: [-1, 4] } }] },
@@ -110,7 +128,9 @@ export interface CaseCheck {
 }
 
 /** Runs one case on the GPU kernel and measures it against the oracle and the plain float32 computation. */
-export async function checkCase(gpu: GpuContext, { dims, options, kernel }: Case): Promise<CaseCheck> {
+export async function checkCase(gpu: GpuContext, c: Case): Promise<CaseCheck> {
+  if (c.append !== undefined) return checkAppend(gpu, c, c.append);
+  const { dims, options, kernel } = c;
   const { q, k, v } = tensors(dims, 17);
   const problem = sdpaProblem(dims, options);
   const exact = sdpaOracle(problem, q, k, v);
@@ -127,5 +147,88 @@ export async function checkCase(gpu: GpuContext, { dims, options, kernel }: Case
     };
   } finally {
     prepared.destroy();
+  }
+}
+
+/** A copy of `buffer`'s first `bytes` bytes, read back. */
+async function readBack(device: GPUDevice, buffer: GPUBuffer, bytes: number): Promise<ArrayBuffer> {
+  const read = device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  const encoder = device.createCommandEncoder();
+  encoder.copyBufferToBuffer(buffer, 0, read, 0, bytes);
+  device.queue.submit([encoder.finish()]);
+  await read.mapAsync(GPUMapMode.READ);
+  const copy = read.getMappedRange().slice(0);
+  read.destroy();
+  return copy;
+}
+
+/**
+ * The cache case: new rows appended on the GPU at each batch's length, then the attention encoded after it in the
+ * same encoder, against the oracle on the cache as it should be after the append, with the advanced lengths.
+ */
+async function checkAppend(gpu: GpuContext, { dims, options = {}, kernel }: Case, Lnew: number): Promise<CaseCheck> {
+  const { B, Hq, Hkv, Lq, Lk, d } = dims;
+  const layout = options.layout ?? 'bhsd';
+  const before = Array.from(options.cacheLengths ?? []);
+  const appended = { B, Hkv, Lk, Lnew, d };
+  const after = lengthsAfter(before, appended);
+  const { q, k, v } = tensors(dims, 17);
+  const kNew = values(B * Hkv * Lnew * d, 31);
+  const vNew = values(B * Hkv * Lnew * d, 32);
+  const [kExpected, vExpected] = [Float32Array.from(k), Float32Array.from(v)];
+  for (let b = 0; b < B; b++) {
+    for (let h = 0; h < Hkv; h++) {
+      for (let r = 0; r < Lnew; r++) {
+        const from = rowOffset(layout, Hkv, Lnew, d, b, h, r);
+        const to = rowOffset(layout, Hkv, Lk, d, b, h, (before[b] as number) + r);
+        kExpected.set(kNew.subarray(from, from + d), to);
+        vExpected.set(vNew.subarray(from, from + d), to);
+      }
+    }
+  }
+  const problem = sdpaProblem(dims, { ...options, cacheLengths: after });
+  const exact = sdpaOracle(problem, q, kExpected, vExpected);
+  const plain = sdpaFloat32(problem, q, kExpected, vExpected);
+  const { device } = gpu;
+  const buffer = (data: ArrayBufferView | number, usage = 0): GPUBuffer => {
+    const size = typeof data === 'number' ? data : data.byteLength;
+    const made = device.createBuffer({ size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC | usage });
+    if (typeof data !== 'number') device.queue.writeBuffer(made, 0, data.buffer, data.byteOffset, data.byteLength);
+    return made;
+  };
+  const buffers = {
+    q: buffer(q),
+    k: buffer(k),
+    v: buffer(v),
+    kNew: buffer(kNew),
+    vNew: buffer(vNew),
+    cacheLengths: buffer(Uint32Array.from(before)),
+    out: buffer(q.byteLength),
+    lse: buffer(B * Hq * Lq * 4),
+  };
+  const append = await prepareCacheAppend(gpu, appended, { layout });
+  const prepared = await prepareAttention(gpu, dims, { ...options, lse: true, ...(kernel ? { kernel } : {}) });
+  try {
+    const encoder = device.createCommandEncoder();
+    append.encode(encoder, buffers);
+    prepared.encode(encoder, buffers);
+    device.queue.submit([encoder.finish()]);
+    const out = new Float32Array(await readBack(device, buffers.out, q.byteLength));
+    const lse = new Float32Array(await readBack(device, buffers.lse, B * Hq * Lq * 4));
+    const lengths = Array.from(new Uint32Array(await readBack(device, buffers.cacheLengths, 4 * B)));
+    const cache = new Float32Array(await readBack(device, buffers.k, k.byteLength));
+    // A wrong length or a row copied to the wrong place shows as an error no limit allows.
+    const lengthError = lengths.every((n, b) => n === after[b]) && maxAbs(cache, kExpected) === 0 ? 0 : Number.POSITIVE_INFINITY;
+    return {
+      impl: prepared.impl,
+      error: Math.max(maxAbs(out, exact.out), lengthError),
+      limit: Math.max(2 * maxAbs(plain.out, exact.out), 1e-6),
+      lseError: maxAbs(lse, exact.lse),
+      lseLimit: Math.max(2 * maxAbs(plain.lse, exact.lse), 1e-5),
+    };
+  } finally {
+    prepared.destroy();
+    append.destroy();
+    for (const made of Object.values(buffers)) made.destroy();
   }
 }

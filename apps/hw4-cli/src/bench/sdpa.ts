@@ -10,7 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { checked, computePipelines, PassTimer, rowOffset, sdpaProblem, type GpuContext, type SdpaDims, type SdpaOptions } from '@fa/core';
 import { sdpaOracleRow } from '@fa/reference';
-import { floatsToHalves, halvesToFloats, prepareAttention, type TensorType } from '@fa/sdpa';
+import { floatsToHalves, halvesToFloats, prepareAttention, type DecodeTuning, type TensorType } from '@fa/sdpa';
 import { median } from './measure.js';
 
 export interface SdpaBenchCase {
@@ -95,6 +95,21 @@ function values(count: number, seed: number): Float32Array {
   return out;
 }
 
+/**
+ * Decode kernel sizes an experiment sets instead of the plan's: FA_SDPA_TUNING='{"keysPerTile":64,"targetWorkgroups":1024}'.
+ * A value that is not such an object is an error, not a silent default.
+ */
+function tuningFromEnvironment(): { tuning?: DecodeTuning } {
+  const text = process.env.FA_SDPA_TUNING;
+  if (text === undefined || text === '') return {};
+  const parsed: unknown = JSON.parse(text);
+  const known = ['keysPerTile', 'targetWorkgroups'];
+  if (typeof parsed !== 'object' || parsed === null || Object.entries(parsed).some(([key, value]) => !known.includes(key) || !Number.isSafeInteger(value))) {
+    throw new Error(`FA_SDPA_TUNING is ${text}; give a JSON object of integers with keys ${known.join(', ')}`);
+  }
+  return { tuning: parsed };
+}
+
 /** Times one case on our kernel; its error on `samples` rows first. */
 export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number, perRound: number, samples = 8): Promise<Omit<SdpaBenchRow, 'torch'>> {
   const { B, Hq, Hkv, Lq, Lk, d } = c.dims;
@@ -110,7 +125,7 @@ export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number
   const tk = tensor(B * Hkv * Lk * d, 2);
   const tv = tensor(B * Hkv * Lk * d, 3);
   const [q, k, v] = [tq.exact, tk.exact, tv.exact];
-  const prepared = await prepareAttention(gpu, c.dims, { ...c.options, dtype: c.dtype ?? 'f32' });
+  const prepared = await prepareAttention(gpu, c.dims, { ...c.options, dtype: c.dtype ?? 'f32', ...tuningFromEnvironment() });
   try {
     const ran = await prepared.run(tq.stored, tk.stored, tv.stored);
     const out = ran.out instanceof Uint16Array ? halvesToFloats(ran.out) : ran.out;

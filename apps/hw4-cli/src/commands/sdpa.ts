@@ -80,7 +80,18 @@ function optionsOf(values: Record<string, unknown>): SdpaOptions {
   const scaleText = stringFlag(values as never, 'scale');
   const scale = scaleText === undefined ? undefined : Number(scaleText);
   if (scale !== undefined && !Number.isFinite(scale)) throw new UsageError(`--scale ${scaleText} is not a finite number`);
-  return { layout: layoutText, ...(values.causal === true ? { causal: true } : {}), ...(window ? { window } : {}), ...(scale !== undefined ? { scale } : {}) };
+  const lengthsText = stringFlag(values as never, 'cache-lengths');
+  const cacheLengths = lengthsText?.split(',').map((x) => (x.trim() === '' ? Number.NaN : Number(x.trim())));
+  if (lengthsText !== undefined && cacheLengths?.some((n) => !Number.isSafeInteger(n) || n < 0)) {
+    throw new UsageError(`--cache-lengths ${lengthsText} is not a list of integers ≥ 0; give one per batch, e.g. --cache-lengths 4096,17`);
+  }
+  return {
+    layout: layoutText,
+    ...(values.causal === true ? { causal: true } : {}),
+    ...(window ? { window } : {}),
+    ...(scale !== undefined ? { scale } : {}),
+    ...(cacheLengths ? { cacheLengths } : {}),
+  };
 }
 
 /** Runs `work`, turning the problem's argument errors (shapes that do not fit) into exit 3, invalid input. */

@@ -9,6 +9,9 @@
  * - Query i sees key j iff j lies in the band [i + Lk − Lq − left, i + Lk − Lq + right] (left, right from `window`,
  *   −1 for unbounded; `causal` sets right to 0: FlashAttention-2's bottom-right alignment), the block mask keeps its
  *   block, and a boolean mask keeps the element.
+ * - With `cacheLengths`, batch b holds only its first cacheLengths[b] keys (a KV cache preallocated to Lk rows): the
+ *   rest are excluded, and the band is aligned to that length: Lk above reads cacheLengths[b] (FlashAttention-2's
+ *   `cache_seqlens`, counting the rows just appended).
  * - A row that sees no key gives 0 (FlashAttention's convention; PyTorch gives NaN), and its log-sum-exp is −∞.
  */
 
@@ -54,6 +57,12 @@ export interface SdpaOptions {
   readonly mask?: SdpaMask;
   readonly blockMask?: SdpaBlockMask;
   readonly layout?: SdpaLayout;
+  /**
+   * The valid keys of each batch's cache, B integers from 0 to Lk: batch b attends to keys 0 … cacheLengths[b] − 1
+   * only, and causal masks and windows align to that length. The rest of the buffer is ignored, so a caller
+   * preallocates Lk rows once and appends (@fa/sdpa's `prepareCacheAppend`).
+   */
+  readonly cacheLengths?: ArrayLike<number>;
 }
 
 /** A mask's data with the strides that broadcast it to [B, Hq, Lq, Lk] (0 along broadcast dimensions). */
@@ -75,6 +84,8 @@ export interface SdpaProblem {
   readonly right: number;
   readonly mask?: { readonly kind: SdpaMask['kind']; readonly data: Uint8Array | Float32Array; readonly strides: BroadcastStrides };
   readonly blockMask?: { readonly rows: number; readonly keys: number; readonly data: Uint8Array; readonly strides: BroadcastStrides };
+  /** Valid keys per batch (each 0 … Lk), when the caller gave cache lengths. */
+  readonly cacheLengths?: readonly number[];
 }
 
 /** A problem the caller described wrongly; the message names the problem and the fix in one line. */
@@ -147,13 +158,30 @@ export function sdpaProblem(dims: SdpaDims, options: SdpaOptions = {}): SdpaProb
     if (bm.data.length !== product(bm.shape)) throw new SdpaArgumentError(`the block mask holds ${bm.data.length} flags but its shape [${bm.shape.join(', ')}] needs ${product(bm.shape)}`);
     blockMask = { rows: bm.rows, keys: bm.keys, data: bm.data, strides };
   }
-  return { dims: { B, Hq, Hkv, Lq, Lk, d }, layout, scale, left, right, ...(mask ? { mask } : {}), ...(blockMask ? { blockMask } : {}) };
+  const cacheLengths = options.cacheLengths === undefined ? undefined : validCacheLengths(options.cacheLengths, B, Lk);
+  return { dims: { B, Hq, Hkv, Lq, Lk, d }, layout, scale, left, right, ...(mask ? { mask } : {}), ...(blockMask ? { blockMask } : {}), ...(cacheLengths ? { cacheLengths } : {}) };
 }
 
-/** The keys query i may see by the band alone: [first, last] (first > last when none). */
-export function bandOf(problem: SdpaProblem, i: number): { first: number; last: number } {
-  const { Lq, Lk } = problem.dims;
-  const diagonal = i + Lk - Lq;
+/** B integers from 0 to Lk, as a plain array; a one-line SdpaArgumentError otherwise. */
+export function validCacheLengths(lengths: ArrayLike<number>, B: number, Lk: number): number[] {
+  const given: unknown = lengths;
+  if (typeof given !== 'object' || given === null || typeof (given as { length?: unknown }).length !== 'number') throw new SdpaArgumentError('cacheLengths is not an array; give B integers, the valid keys of each batch');
+  if (lengths.length !== B) throw new SdpaArgumentError(`cacheLengths holds ${lengths.length} values for ${B} batches; give one per batch`);
+  const out = Array.from(lengths);
+  const bad = out.findIndex((n) => !Number.isSafeInteger(n) || n < 0 || n > Lk);
+  if (bad >= 0) throw new SdpaArgumentError(`cacheLengths[${bad}] is ${out[bad]}; give an integer from 0 to Lk = ${Lk}`);
+  return out;
+}
+
+/** The keys batch b holds: its cache length, or Lk. */
+export function validKeys(problem: SdpaProblem, b: number): number {
+  return problem.cacheLengths?.[b] ?? problem.dims.Lk;
+}
+
+/** The keys query i of batch b may see by the band and its cache length alone: [first, last] (first > last when none). */
+export function bandOf(problem: SdpaProblem, b: number, i: number): { first: number; last: number } {
+  const Lk = validKeys(problem, b);
+  const diagonal = i + Lk - problem.dims.Lq;
   return { first: Math.max(0, diagonal - problem.left), last: Math.min(Lk - 1, diagonal + problem.right) };
 }
 
@@ -162,7 +190,7 @@ export function bandOf(problem: SdpaProblem, i: number): { first: number; last: 
  * −Infinity when it is excluded (outside the band, its block skipped, a false boolean, an additive −Infinity).
  */
 export function maskTerm(problem: SdpaProblem, b: number, h: number, i: number, j: number): number {
-  const band = bandOf(problem, i);
+  const band = bandOf(problem, b, i);
   if (j < band.first || j > band.last) return Number.NEGATIVE_INFINITY;
   const bm = problem.blockMask;
   if (bm !== undefined) {

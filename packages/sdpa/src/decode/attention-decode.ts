@@ -26,12 +26,24 @@ const SLOT_MAX = 8;
 export const DECODE_MAX_ROWS = 32;
 /** Workgroups to aim for (several per compute unit on a large GPU). */
 const TARGET_WORKGROUPS = 512;
+/** Most vec4s of K_j (and of V_j) one invocation loads per tile (the kernel's LD_MAX). */
+const LD_MAX = 16;
+
+/** Sizes an experiment may set instead of the plan's own (the bench's FA_SDPA_TUNING). */
+export interface DecodeTuning {
+  /** Keys per tile (BK). */
+  readonly keysPerTile?: number;
+  /** Workgroups to aim for when splitting the keys. */
+  readonly targetWorkgroups?: number;
+}
 
 export interface DecodePlan {
   readonly dtype: TensorType;
   readonly constants: Readonly<Record<string, number>>;
   /** Keys per tile. */
   readonly BK: number;
+  /** Workgroups the key splits aim for. */
+  readonly targetWorkgroups: number;
   readonly summary: string;
 }
 
@@ -39,19 +51,20 @@ export interface DecodePlan {
 const decodeBytes = (d: number, R: number, BK: number): number => 4 * (R * d + BK * (d + 4) + BK * d + R * BK);
 
 /** The decode kernel's plan, or why it does not take this problem (the prefill kernel then does). */
-export function decodePlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dtype: TensorType): DecodePlan | string {
+export function decodePlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dtype: TensorType, tuning: DecodeTuning = {}): DecodePlan | string {
   const { Hq, Hkv, Lq, d } = problem.dims;
   const R = (Hq / Hkv) * Lq;
   if (R > DECODE_MAX_ROWS) return `${R} query rows per KV head, more than the decode kernel's ${DECODE_MAX_ROWS}`;
   if (problem.mask || problem.blockMask) return 'element and block masks are the prefill kernel\'s';
-  if (dtype === 'f16' && !gpu.device.features.has('shader-f16')) return 'f16 tensors need feature shader-f16, which this GPU lacks';
   const head = gpuHeadSizeSupport({ B: 1, N: 1, d });
   if (head !== true) return head;
   if (Math.ceil((R * d) / 4 / WG) > SLOT_MAX) return `${R} rows of ${d} need more than ${SLOT_MAX} slots per invocation`;
   const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
-  const BK = [32, 16, 8].find((keys) => decodeBytes(d, R, keys) <= limit);
-  if (BK === undefined) return `the decode tiles for d = ${d} do not fit ${limit} bytes of workgroup memory`;
-  return { dtype, constants: { D: d, R, BK, WG, LSE: lse ? 1 : 0, CW: COMBINE_WORKGROUP }, BK, summary: `${R} rows per KV head, ${BK} keys per tile` };
+  const fits = (keys: number): boolean => decodeBytes(d, R, keys) <= limit && Math.ceil((keys * d) / 4 / WG) <= LD_MAX;
+  const BK = tuning.keysPerTile ?? [16, 8].find(fits);
+  if (BK === undefined || !fits(BK)) return `the decode tiles for d = ${d} do not fit ${limit} bytes of workgroup memory`;
+  const targetWorkgroups = tuning.targetWorkgroups ?? TARGET_WORKGROUPS;
+  return { dtype, constants: { D: d, R, BK, WG, LSE: lse ? 1 : 0, CW: COMBINE_WORKGROUP }, BK, targetWorkgroups, summary: `${R} rows per KV head, ${BK} keys per tile` };
 }
 
 /** The caller's tensors for one run of `batches` batches (STORAGE buffers of the plan's dtype). */
@@ -61,6 +74,8 @@ export interface DecodeBuffers {
   readonly v: GPUBuffer;
   readonly O: GPUBuffer;
   readonly lse?: GPUBuffer;
+  /** The valid keys of every batch (u32 each, indexed from batch 0), when the problem has cache lengths. */
+  readonly lengths?: GPUBuffer;
 }
 
 export interface DecodeKernel {
@@ -70,8 +85,8 @@ export interface DecodeKernel {
 }
 
 /** Key ranges per (batch, KV head): enough workgroups to fill the GPU, each at least a few tiles. */
-function decodeSplits(pairs: number, tiles: number): number {
-  return Math.max(1, Math.min(Math.ceil(TARGET_WORKGROUPS / pairs), Math.ceil(tiles / 4)));
+function decodeSplits(pairs: number, tiles: number, target: number): number {
+  return Math.max(1, Math.min(Math.ceil(target / pairs), Math.ceil(tiles / 4)));
 }
 
 export async function prepareDecodeKernel(gpu: GpuContext, problem: SdpaProblem, plan: DecodePlan): Promise<DecodeKernel> {
@@ -79,7 +94,7 @@ export async function prepareDecodeKernel(gpu: GpuContext, problem: SdpaProblem,
   const { Hkv, Lk, d } = problem.dims;
   const R = plan.constants.R as number;
   const kernel = forTensorType(ATTENTION_DECODE_KERNEL, plan.dtype);
-  const fields = checkUniforms('attention-decode', kernel, { ...commonUniforms(problem), Hkv, pairs: 1, splits: 1 });
+  const fields = checkUniforms('attention-decode', kernel, { ...commonUniforms(problem), Hkv, pairs: 1, splits: 1, batch0: 0, cached: 0 });
   const bindings = kernelBindings(kernel.code);
   const layout = explicitLayout(device, bindings, 'attention-decode');
   const pipelines = await checked(gpu, `compiling attention-decode (${plan.summary}, d = ${d}, ${plan.dtype} tensors)`, () =>
@@ -88,24 +103,27 @@ export async function prepareDecodeKernel(gpu: GpuContext, problem: SdpaProblem,
   const owned = new OwnedBuffers(device);
   const params = owned.uniform('attention-decode params', fields.length * 4);
   const noLse = owned.storage('attention-decode no lse');
+  const noLengths = owned.storage('attention-decode no cache lengths');
+  const cached = problem.cacheLengths ? 1 : 0;
   const tiles = Math.ceil(Lk / plan.BK);
   let scratch: { Opart: GPUBuffer; ML: GPUBuffer; rows: number } | undefined;
   let written = '';
   return {
     plan,
-    encode(encoder, buffers, _batch0, batches, timestampWrites) {
+    encode(encoder, buffers, batch0, batches, timestampWrites) {
+      if (cached && !buffers.lengths) throw new RangeError('attention-decode: the problem has cache lengths; bind a lengths buffer');
       const pairs = batches * Hkv;
-      const splits = decodeSplits(pairs, tiles);
+      const splits = decodeSplits(pairs, tiles, plan.targetWorkgroups);
       const rows = pairs * splits * R;
       if (!scratch || scratch.rows < rows) {
         scratch = { Opart: owned.storage('attention-decode partial O', undefined, rows * d * 4), ML: owned.storage('attention-decode partial m, ℓ', undefined, rows * 8), rows };
       }
-      const key = `${batches}`;
+      const key = `${batch0},${batches}`;
       if (key !== written) {
-        device.queue.writeBuffer(params, 0, packUniforms(fields, { ...commonUniforms(problem), Hkv, pairs, splits }));
+        device.queue.writeBuffer(params, 0, packUniforms(fields, { ...commonUniforms(problem), Hkv, pairs, splits, batch0, cached }));
         written = key;
       }
-      const resources: Record<string, GPUBuffer> = { q: buffers.q, k: buffers.k, v: buffers.v, O: buffers.O, lse: buffers.lse ?? noLse, params, Opart: scratch.Opart, ML: scratch.ML };
+      const resources: Record<string, GPUBuffer> = { q: buffers.q, k: buffers.k, v: buffers.v, O: buffers.O, lse: buffers.lse ?? noLse, lengths: buffers.lengths ?? noLengths, params, Opart: scratch.Opart, ML: scratch.ML };
       const group = device.createBindGroup({
         label: 'attention-decode',
         layout: layout.getBindGroupLayout(0),

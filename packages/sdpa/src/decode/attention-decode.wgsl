@@ -7,14 +7,20 @@
 //   so K and V are read once per group, not once per query head.
 // - The keys of a head are split into `splits` ranges, one workgroup each (B·Hkv·splits workgroups, enough to fill
 //   the GPU), and `combine` merges their partial m, ℓ and O as attention-fp32's does.
-// - Per tile of BK keys the workgroup copies K_j and V_j once into workgroup memory, computes the R × BK scores (one
-//   or a few per invocation, the query rows read from workgroup memory), one invocation per row turns its scores into
-//   weights and its running m_i, ℓ_i, and each invocation updates the vec4 slots of O it owns (slot = a row and four
-//   columns) with the tile's weights: decode is bound by reading K and V, and this reads each element once, in order.
-// - Bands (causal, window) are tested per score; there are no element or block masks here (the host sends those
-//   problems to attention-fp32).
+// - Per tile of BK keys the workgroup copies K_j and V_j once into workgroup memory (read into registers during the
+//   previous tile, every load in flight at once), computes the R × BK scores (one or a few per invocation, the query
+//   rows read from workgroup memory), one invocation per row turns its scores into weights and its running m_i, ℓ_i,
+//   and each invocation updates the vec4 slots of O it owns (slot = a row and four columns) with the tile's weights:
+//   decode is bound by reading K and V, and this reads each element once, in order.
+// - Bands (causal, window) and each batch's cache length are tested per score; there are no element or block masks
+//   here (the host sends those problems to attention-fp32).
 
-alias T = f32;            // the element type of Q, K, V and O in memory (f16 in the variant the host makes)
+// How Q, K, V and O are held in memory: four elements at a time as `Packed`, unpacked to float32 on load. The host's
+// f16 variant replaces these three lines (kernel-support.ts): two u32s of f16 pairs, unpacked with unpack2x16float,
+// so f16 tensors need no shader-f16, and each load is one 8-byte read.
+alias Packed = vec4<f32>;
+fn unpack(x: Packed) -> vec4<f32> { return x; }
+fn pack(x: vec4<f32>) -> Packed { return x; }
 
 override D: u32;          // head size, a multiple of 4
 override R: u32;          // query rows per workgroup: GROUP · Lq
@@ -24,6 +30,7 @@ override LSE: u32;        // 1: write each row's log-sum-exp
 override CW: u32;         // invocations per workgroup of `combine`
 
 const SLOT_MAX: u32 = 8u; // most vec4 slots of O per invocation
+const LD_MAX: u32 = 16u;  // most vec4s of K_j (and of V_j) one invocation loads per tile
 
 struct Params {
   Lq: u32,
@@ -43,22 +50,26 @@ struct Params {
   right: i32,              // keys after it (0 when causal)
   minusInfinity: u32,      // 0xff800000, the bits of −∞, the lse of a row with no key
   splits: u32,             // workgroups per (batch, KV head), each a range of its tiles
+  batch0: u32,             // the run's first batch, for the cache lengths (which cover every batch)
+  cached: u32,             // 1: batch b holds only its first lengths[b] keys
 }
 
-@group(0) @binding(0) var<storage, read> q: array<vec4<T>>;
-@group(0) @binding(1) var<storage, read> k: array<vec4<T>>;
-@group(0) @binding(2) var<storage, read> v: array<vec4<T>>;
-@group(0) @binding(3) var<storage, read_write> O: array<vec4<T>>;
+@group(0) @binding(0) var<storage, read> q: array<Packed>;
+@group(0) @binding(1) var<storage, read> k: array<Packed>;
+@group(0) @binding(2) var<storage, read> v: array<Packed>;
+@group(0) @binding(3) var<storage, read_write> O: array<Packed>;
 @group(0) @binding(4) var<uniform> params: Params;
 @group(0) @binding(5) var<storage, read_write> lse: array<f32>;           // B·Hq·Lq
 @group(0) @binding(6) var<storage, read_write> Opart: array<vec4<f32>>;   // per (pair, split, row of the group)
 @group(0) @binding(7) var<storage, read_write> ML: array<vec2<f32>>;      // per (pair, split, row of the group): m, ℓ
+@group(0) @binding(8) var<storage, read> lengths: array<u32>;             // each batch's valid keys, when `cached`
 
 override D4: u32 = D / 4u;
 override KS: u32 = D4 + 1u;                          // row stride of K_j: one vec4 of padding, so that the BK
                                                      // invocations scoring one row read BK different banks
 override SLOTS: u32 = (R * D / 4u + WG - 1u) / WG;   // vec4 slots of O per invocation
 override SCORES: u32 = (R * BK + WG - 1u) / WG;      // scores per invocation per tile
+override LD: u32 = (BK * D4 + WG - 1u) / WG;         // vec4s of K_j (and of V_j) per invocation per tile
 
 var<workgroup> Qs: array<vec4<f32>, R * D4>;          // the group's query rows, scaled by scale·log2(e)
 var<workgroup> Kt: array<vec4<f32>, BK * KS>;
@@ -67,11 +78,31 @@ var<workgroup> S: array<f32, R * BK>;                 // the tile's scores (base
 var<workgroup> rowM: array<f32, R>;                   // m_i of each row (base 2)
 var<workgroup> rowL: array<f32, R>;                   // ℓ_i of each row
 var<workgroup> rowAlpha: array<f32, R>;               // this tile's rescale factor of each row
+var<workgroup> lengthShared: u32;
 
 const LOWEST: f32 = -3.0e38;   // stands for −∞
 
 // Row r of the group: query head kvh·GROUP + r / Lq, row r % Lq.
 fn queryHead(kvh: u32, r: u32) -> u32 { return kvh * params.GROUP + r / params.Lq; }
+
+// This invocation's share of the K and V rows of the tile from key0, into registers as stored (zeros past the batch's
+// Lk keys): every load is issued before any is used, so a tile's reads are all in flight at once; they are unpacked
+// to float32 only on their way into workgroup memory.
+fn loadTile(kReg: ptr<function, array<Packed, LD_MAX>>, vReg: ptr<function, array<Packed, LD_MAX>>,
+            kvBase: u32, key0: u32, Lk: u32, t: u32) {
+  for (var n = 0u; n < LD; n++) {
+    let e = t + n * WG;
+    var kv = Packed();
+    var vv = Packed();
+    if (e < BK * D4 && key0 + e / D4 < Lk) {
+      let at = kvBase + (key0 + e / D4) * params.kvRow + e % D4;
+      kv = k[at];
+      vv = v[at];
+    }
+    (*kReg)[n] = kv;
+    (*vReg)[n] = vv;
+  }
+}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
@@ -83,10 +114,12 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let b = pair / params.Hkv;
   let kvh = pair % params.Hkv;
   let kvBase = b * params.kvBatch + kvh * params.kvHead;
+  if (t == 0u) { lengthShared = select(params.Lk, min(lengths[b + params.batch0], params.Lk), params.cached == 1u); }
+  let Lk = workgroupUniformLoad(&lengthShared);   // this batch's valid keys
 
   for (var e = t; e < R * D4; e += WG) {
     let r = e / D4;
-    Qs[e] = vec4<f32>(q[b * params.qBatch + queryHead(kvh, r) * params.qHead + (r % params.Lq) * params.qRow + e % D4]) * params.scaleLog2;
+    Qs[e] = unpack(q[b * params.qBatch + queryHead(kvh, r) * params.qHead + (r % params.Lq) * params.qRow + e % D4]) * params.scaleLog2;
   }
   for (var r = t; r < R; r += WG) {
     rowM[r] = LOWEST;
@@ -95,25 +128,26 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   // The O slots this invocation owns: slot e = row e / D4, columns 4·(e % D4) … + 3.
   var o: array<vec4<f32>, SLOT_MAX>;
   for (var n = 0u; n < SLOTS; n++) { o[n] = vec4<f32>(0.0); }
-  let tiles = (params.Lk + BK - 1u) / BK;
+  let tiles = (Lk + BK - 1u) / BK;
   let jBegin = split * tiles / params.splits;
   let jEnd = (split + 1u) * tiles / params.splits;
-  let diagonal = i32(params.Lk) - i32(params.Lq);
+  let diagonal = i32(Lk) - i32(params.Lq);
+  var kReg: array<Packed, LD_MAX>;      // the next tile's K and V, on their way from memory
+  var vReg: array<Packed, LD_MAX>;
+  if (jBegin < jEnd) { loadTile(&kReg, &vReg, kvBase, jBegin * BK, Lk, t); }
   for (var j = jBegin; j < jEnd; j++) {
     workgroupBarrier();  // everyone is done with the previous tile
     let key0 = j * BK;
-    for (var e = t; e < BK * D4; e += WG) {
-      var kv = vec4<f32>(0.0);
-      var vv = vec4<f32>(0.0);
-      if (key0 + e / D4 < params.Lk) {
-        let at = kvBase + (key0 + e / D4) * params.kvRow + e % D4;
-        kv = vec4<f32>(k[at]);
-        vv = vec4<f32>(v[at]);
+    for (var n = 0u; n < LD; n++) {
+      let e = t + n * WG;
+      if (e < BK * D4) {
+        Kt[(e / D4) * KS + e % D4] = unpack(kReg[n]);
+        Vt[e] = unpack(vReg[n]);
       }
-      Kt[(e / D4) * KS + e % D4] = kv;
-      Vt[e] = vv;
     }
     workgroupBarrier();
+    // Tile j + 1 is read from memory while tile j computes.
+    if (j + 1u < jEnd) { loadTile(&kReg, &vReg, kvBase, key0 + BK, Lk, t); }
     // Scores: score e = row e / BK with key e % BK, excluded outside the row's band or past Lk.
     for (var n = 0u; n < SCORES; n++) {
       let e = t + n * WG;
@@ -124,7 +158,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         for (var x = 0u; x < D4; x++) { s += dot(Qs[r * D4 + x], Kt[c * KS + x]); }
         let key = i32(key0 + c);
         let i = i32(r % params.Lq);
-        let seen = key < i32(params.Lk) && key >= i + diagonal - params.left && key <= i + diagonal + params.right;
+        let seen = key < i32(Lk) && key >= i + diagonal - params.left && key <= i + diagonal + params.right;
         S[e] = select(LOWEST, s, seen);
       }
     }
@@ -194,7 +228,7 @@ fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
   let b = pair / params.Hkv;
   let h = queryHead(pair % params.Hkv, r);
   let i = r % params.Lq;
-  O[b * params.qBatch + h * params.qHead + i * params.qRow + col] = vec4<T>(select(vec4<f32>(0.0), acc / total, seen));
+  O[b * params.qBatch + h * params.qHead + i * params.qRow + col] = pack(select(vec4<f32>(0.0), acc / total, seen));
   if (LSE == 1u && col == 0u) {
     lse[(b * params.Hq + h) * params.Lq + i] = select(bitcast<f32>(params.minusInfinity), (M + log2(total)) * 0.6931471805599453, seen);
   }

@@ -33,7 +33,7 @@ export interface Fp32Plan {
   readonly constants: Readonly<Record<string, number>>;
   /**
    * What the kernel does beyond the band, as uniforms rather than constants (one pipeline serves every mask, which
-   * a software GPU would otherwise compile once per combination): mask, blocks, blockTiles, writeLse.
+   * a software GPU would otherwise compile once per combination): mask, blocks, blockTiles, writeLse, cached.
    */
   readonly switches: Readonly<Record<string, number>>;
   /** Query rows per workgroup. */
@@ -48,7 +48,7 @@ export interface Fp32Plan {
 export function fp32Plan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dtype: TensorType = 'f32'): Fp32Plan | string {
   const { d } = problem.dims;
   if (!gpu.device.features.has('subgroups')) return 'the GPU lacks feature subgroups';
-  if (dtype === 'f16' && !gpu.device.features.has('shader-f16')) return 'f16 tensors need feature shader-f16, which this GPU lacks';
+  if (problem.blockMask && problem.cacheLengths) return 'a block mask with cache lengths (the tile lists are built for Lk keys)';
   const head = gpuHeadSizeSupport({ B: 1, N: 1, d });
   if (head !== true) return head;
   const tiles = rowGroupTilesFor({ B: 1, N: problem.dims.Lq, d }, gpu, LAYOUT, rowSplitTiles);
@@ -68,7 +68,7 @@ export function fp32Plan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dt
       PREFETCH: tiles.prefetch && blocks === undefined ? 1 : 0,
       CW: COMBINE_WORKGROUP,
     },
-    switches: { mask: problem.mask ? 1 : 0, blocks: blocks ? 1 : 0, blockTiles: blockTiles ? 1 : 0, writeLse: lse ? 1 : 0 },
+    switches: { mask: problem.mask ? 1 : 0, blocks: blocks ? 1 : 0, blockTiles: blockTiles ? 1 : 0, writeLse: lse ? 1 : 0, cached: problem.cacheLengths ? 1 : 0 },
     BR,
     BC,
     workgroupBytes: rowSplitBytes(d, tiles),
@@ -84,6 +84,8 @@ export interface Fp32Buffers {
   readonly O: GPUBuffer;
   /** B·Hq·Lq float32, when the kernel writes log-sum-exps. */
   readonly lse?: GPUBuffer;
+  /** The valid keys of every batch (u32 each, indexed from batch 0), when the problem has cache lengths. */
+  readonly lengths?: GPUBuffer;
 }
 
 export interface Fp32Kernel {
@@ -138,7 +140,18 @@ export async function prepareFp32Kernel(gpu: GpuContext, problem: SdpaProblem, p
         written = key;
       }
       const partial = splits > 1 ? scratchFor(batches * Hq * splits * Lq) : unsplit;
-      const resources: Record<string, GPUBuffer> = { ...fixed, ...partial, q: buffers.q, k: buffers.k, v: buffers.v, O: buffers.O, params, ...(buffers.lse ? { lse: buffers.lse } : {}) };
+      if (problem.cacheLengths && !buffers.lengths) throw new RangeError('attention-fp32: the problem has cache lengths; bind a lengths buffer');
+      const resources: Record<string, GPUBuffer> = {
+        ...fixed,
+        ...partial,
+        q: buffers.q,
+        k: buffers.k,
+        v: buffers.v,
+        O: buffers.O,
+        params,
+        ...(buffers.lse ? { lse: buffers.lse } : {}),
+        ...(problem.cacheLengths && buffers.lengths ? { tileLists: buffers.lengths } : {}),
+      };
       const group = device.createBindGroup({
         label: 'attention-fp32',
         layout: layout.getBindGroupLayout(0),

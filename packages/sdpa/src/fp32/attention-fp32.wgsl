@@ -21,7 +21,12 @@ enable subgroups;
 
 // The element type of Q, K, V and O in memory: f32, or f16 in the variant the host makes by replacing this line (and
 // enabling f16). Everything is computed in f32; values are converted as they are loaded and stored.
-alias T = f32;
+// How Q, K, V and O are held in memory: four elements at a time as `Packed`, unpacked to float32 on load. The host's
+// f16 variant replaces these three lines (kernel-support.ts): two u32s of f16 pairs, unpacked with unpack2x16float,
+// so f16 tensors need no shader-f16, and each load is one 8-byte read.
+alias Packed = vec4<f32>;
+fn unpack(x: Packed) -> vec4<f32> { return x; }
+fn pack(x: vec4<f32>) -> Packed { return x; }
 
 override D: u32;          // head size, a multiple of 4
 override H: u32;          // invocations per row group: a power of two, at most the subgroup size
@@ -66,17 +71,20 @@ struct Params {
   blocks: u32,             // 1: a block mask is bound
   blockTiles: u32,         // 1: every kernel tile lies inside one block (blocks are whole tiles): no per-score test
   writeLse: u32,           // 1: write each row's log-sum-exp
+  cached: u32,             // 1: batch b holds only its first tileLists[b] keys (no block mask then)
 }
 
-@group(0) @binding(0) var<storage, read> q: array<vec4<T>>;
-@group(0) @binding(1) var<storage, read> k: array<vec4<T>>;
-@group(0) @binding(2) var<storage, read> v: array<vec4<T>>;
-@group(0) @binding(3) var<storage, read_write> O: array<vec4<T>>;
+@group(0) @binding(0) var<storage, read> q: array<Packed>;
+@group(0) @binding(1) var<storage, read> k: array<Packed>;
+@group(0) @binding(2) var<storage, read> v: array<Packed>;
+@group(0) @binding(3) var<storage, read_write> O: array<Packed>;
 @group(0) @binding(4) var<uniform> params: Params;
 @group(0) @binding(5) var<storage, read> mask: array<f32>;          // additive, EXCLUDED for excluded keys
 @group(0) @binding(6) var<storage, read> blockFlags: array<u32>;   // 1: the block is computed
 @group(0) @binding(7) var<storage, read_write> lse: array<f32>;     // B·Hq·Lq: log-sum-exp of each row
-@group(0) @binding(8) var<storage, read> tileLists: array<u32>;     // per (batch, head, query tile): start, count; then tiles
+@group(0) @binding(8) var<storage, read> tileLists: array<u32>;     // per (batch, head, query tile): start, count; then tiles.
+                                                                    // Without a block mask: each batch's cache length
+                                                                    // when `cached` is 1
 @group(0) @binding(9) var<storage, read_write> Opart: array<vec4<f32>>;  // per (pair, split, row): unnormalized O
 @group(0) @binding(10) var<storage, read_write> ML: array<vec2<f32>>;    // per (pair, split, row): m, ℓ
 
@@ -90,6 +98,7 @@ override LD: u32 = (BC * D / 4u + WG - 1u) / WG;  // vec4s of K_j (and V_j) per 
 var<workgroup> Kj: array<vec4<f32>, BC * KS>;
 var<workgroup> Vj: array<vec4<f32>, BC * KS>;
 var<workgroup> listShared: vec2<u32>;
+var<workgroup> lengthShared: u32;
 
 fn max4(v4: vec4<f32>) -> f32 { return max(max(v4.x, v4.y), max(v4.z, v4.w)); }
 
@@ -118,9 +127,9 @@ const LOWEST: f32 = -3.0e38;   // stands for −∞ in m_i and in excluded score
 const EXCLUDED: f32 = -3.0e38; // in the mask: the key is excluded (the host writes it for −∞ and for false)
 const TAU: f32 = 8.0;          // how far a score may pass m_i before O and ℓ are rescaled (P̃ ≤ 2^TAU)
 
-// The band of keys row i sees: [i + Lk − Lq − left, i + Lk − Lq + right], as signed numbers.
-fn bandFirst(i: u32) -> i32 { return i32(i) + i32(params.Lk) - i32(params.Lq) - params.left; }
-fn bandLast(i: u32) -> i32 { return i32(i) + i32(params.Lk) - i32(params.Lq) + params.right; }
+// The band of keys row i sees in a batch of Lk valid keys: [i + Lk − Lq − left, i + Lk − Lq + right], signed.
+fn bandFirst(i: u32, Lk: u32) -> i32 { return i32(i) + i32(Lk) - i32(params.Lq) - params.left; }
+fn bandLast(i: u32, Lk: u32) -> i32 { return i32(i) + i32(Lk) - i32(params.Lq) + params.right; }
 
 // The flag of the block that holds (row i, key j) of (batch b, head hq).
 fn blockKept(b: u32, hq: u32, i: u32, j: u32) -> bool {
@@ -128,11 +137,11 @@ fn blockKept(b: u32, hq: u32, i: u32, j: u32) -> bool {
 }
 
 // Scores s of row i with keys j0 .. j0 + 3: the additive mask added (base 2), LOWEST where the key is excluded.
-fn applyMask(s: vec4<f32>, b: u32, hq: u32, i: u32, j0: u32) -> vec4<f32> {
+fn applyMask(s: vec4<f32>, b: u32, hq: u32, i: u32, j0: u32, Lk: u32) -> vec4<f32> {
   var r = s;
   for (var x = 0u; x < 4u; x++) {
     let j = j0 + x;
-    var kept = j < params.Lk && i32(j) >= bandFirst(i) && i32(j) <= bandLast(i);
+    var kept = j < Lk && i32(j) >= bandFirst(i, Lk) && i32(j) <= bandLast(i, Lk);
     if (kept && params.blocks == 1u && params.blockTiles == 0u) { kept = blockKept(b, hq, i, j); }
     if (kept && params.mask == 1u) {
       let add = mask[b * params.maskB + hq * params.maskH + i * params.maskI + j * params.maskJ];
@@ -148,7 +157,6 @@ fn applyMask(s: vec4<f32>, b: u32, hq: u32, i: u32, j0: u32) -> vec4<f32> {
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) t: u32) {
   let Lq = params.Lq;
-  let Lk = params.Lk;
   let Tr = (Lq + BR - 1u) / BR;
   let w = wid.y * nwg.x + wid.x;     // one workgroup per (batch, query head, query tile, range of its tiles)
   let split = w % params.splits;
@@ -160,6 +168,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let qBase = b * params.qBatch + hq * params.qHead;   // Q and O of (b, hq), in vec4s
   let kvBase = b * params.kvBatch + (hq / params.GROUP) * params.kvHead;
   let bm = b + params.batch0;        // the batch in the masks
+  if (params.cached == 1u && t == 0u) { lengthShared = min(tileLists[bm], params.Lk); }
+  let Lk = select(params.Lk, workgroupUniformLoad(&lengthShared), params.cached == 1u);   // this batch's valid keys
   let g = t / H;                     // row group: rows i·BR + 2g and i·BR + 2g + 1
   let h = t % H;                     // place in the group: vec4 columns h + H·x
 
@@ -173,8 +183,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     q0[x] = vec4<f32>(0.0);
     q1[x] = vec4<f32>(0.0);
     let col = h + H * x;
-    if (row0 < Lq && inRow(col)) { q0[x] = vec4<f32>(q[qBase + row0 * params.qRow + col]) * params.scaleLog2; }
-    if (row1 < Lq && inRow(col)) { q1[x] = vec4<f32>(q[qBase + row1 * params.qRow + col]) * params.scaleLog2; }
+    if (row0 < Lq && inRow(col)) { q0[x] = unpack(q[qBase + row0 * params.qRow + col]) * params.scaleLog2; }
+    if (row1 < Lq && inRow(col)) { q1[x] = unpack(q[qBase + row1 * params.qRow + col]) * params.scaleLog2; }
     o0[x] = vec4<f32>(0.0);
     o1[x] = vec4<f32>(0.0);
   }
@@ -192,8 +202,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   // or the host's list of them under a block mask; this workgroup takes range `split` of them.
   let rowFirst = i * BR;
   let rowLast = min(Lq, rowFirst + BR) - 1u;
-  let keyFirst = max(bandFirst(rowFirst), 0);
-  let keyLast = min(bandLast(rowLast), i32(Lk) - 1);
+  let keyFirst = max(bandFirst(rowFirst, Lk), 0);
+  let keyLast = min(bandLast(rowLast, Lk), i32(Lk) - 1);
   var jFirst = 0u;                   // without a list: tiles jFirst … jFirst + count − 1
   var count = 0u;
   var listStart = 0u;                // with one: tiles tileLists[listStart … listStart + count − 1]
@@ -210,8 +220,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let nBegin = split * count / params.splits;
   let nEnd = (split + 1u) * count / params.splits;
   // Keys every row of the workgroup sees (a tile inside them needs no band test).
-  let allFirst = bandFirst(rowLast);
-  let allLast = bandLast(rowFirst);
+  let allFirst = bandFirst(rowLast, Lk);
+  let allLast = bandLast(rowFirst, Lk);
   var kNext: array<vec4<f32>, LD_MAX>;
   var vNext: array<vec4<f32>, LD_MAX>;
   if (PREFETCH == 1u) {
@@ -222,8 +232,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
       let key = (jFirst + nBegin) * BC + e / D4V;
       if (e < BC * D4V && nBegin < nEnd && key < Lk) {
         let at = kvBase + key * params.kvRow + e % D4V;
-        kNext[n] = vec4<f32>(k[at]);
-        vNext[n] = vec4<f32>(v[at]);
+        kNext[n] = unpack(k[at]);
+        vNext[n] = unpack(v[at]);
       }
     }
   }
@@ -243,8 +253,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
           var vv = vec4<f32>(0.0);
           if (key0 + e / D4V < Lk) {
             let at = kvBase + (key0 + e / D4V) * params.kvRow + e % D4V;
-            kv = vec4<f32>(k[at]);
-            vv = vec4<f32>(v[at]);
+            kv = unpack(k[at]);
+            vv = unpack(v[at]);
           }
           Kj[onChip(e)] = kv;
           Vj[onChip(e)] = vv;
@@ -259,8 +269,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         vNext[n] = vec4<f32>(0.0);
         if (e < BC * D4V && key0 + BC + e / D4V < Lk) {
           let at = kvBase + (key0 + BC + e / D4V) * params.kvRow + e % D4V;
-          kNext[n] = vec4<f32>(k[at]);
-          vNext[n] = vec4<f32>(v[at]);
+          kNext[n] = unpack(k[at]);
+          vNext[n] = unpack(v[at]);
         }
       }
     }
@@ -323,15 +333,15 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         s1b += subgroupShuffleXor(s1b, 2u);
       }
       if (checked) {  // band edges, element masks, block masks (unaligned), keys past Lk: the exact test per score
-        s0a = applyMask(s0a, bm, hq, row0, key0 + c);
-        s0b = applyMask(s0b, bm, hq, row0, key0 + c + 4u);
-        s1a = applyMask(s1a, bm, hq, row1, key0 + c);
-        s1b = applyMask(s1b, bm, hq, row1, key0 + c + 4u);
+        s0a = applyMask(s0a, bm, hq, row0, key0 + c, Lk);
+        s0b = applyMask(s0b, bm, hq, row0, key0 + c + 4u, Lk);
+        s1a = applyMask(s1a, bm, hq, row1, key0 + c, Lk);
+        s1b = applyMask(s1b, bm, hq, row1, key0 + c + 4u, Lk);
         if (KEYS == 16u) {
-          s0c = applyMask(s0c, bm, hq, row0, key0 + c + 8u);
-          s0d = applyMask(s0d, bm, hq, row0, key0 + c + 12u);
-          s1c = applyMask(s1c, bm, hq, row1, key0 + c + 8u);
-          s1d = applyMask(s1d, bm, hq, row1, key0 + c + 12u);
+          s0c = applyMask(s0c, bm, hq, row0, key0 + c + 8u, Lk);
+          s0d = applyMask(s0d, bm, hq, row0, key0 + c + 12u, Lk);
+          s1c = applyMask(s1c, bm, hq, row1, key0 + c + 8u, Lk);
+          s1d = applyMask(s1d, bm, hq, row1, key0 + c + 12u, Lk);
         }
       }
       var mx0 = max4(max(s0a, s0b));
@@ -428,7 +438,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
 fn finish(at: u32, row: u32, h: u32, m: f32, l: f32, o: array<vec4<f32>, C_MAX>) {
   let seen = m > LOWEST;
   for (var x = 0u; x < C; x++) {
-    if (inRow(h + H * x)) { O[at + h + H * x] = vec4<T>(select(vec4<f32>(0.0), o[x] / l, seen)); }
+    if (inRow(h + H * x)) { O[at + h + H * x] = pack(select(vec4<f32>(0.0), o[x] / l, seen)); }
   }
   if (params.writeLse == 1u && h == 0u) { lse[row] = select(bitcast<f32>(params.minusInfinity), (m + log2(l)) * 0.6931471805599453, seen); }
 }
@@ -456,6 +466,6 @@ fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
   let seen = M > LOWEST;
   let b = pair / params.Hq;
   let hq = pair % params.Hq;
-  O[b * params.qBatch + hq * params.qHead + row * params.qRow + col] = vec4<T>(select(vec4<f32>(0.0), o / l, seen));
+  O[b * params.qBatch + hq * params.qHead + row * params.qRow + col] = pack(select(vec4<f32>(0.0), o / l, seen));
   if (params.writeLse == 1u && col == 0u) { lse[pair * Lq + row] = select(bitcast<f32>(params.minusInfinity), (M + log2(l)) * 0.6931471805599453, seen); }
 }
