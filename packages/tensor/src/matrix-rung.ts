@@ -12,6 +12,7 @@ import {
   computePipelines,
   grid2d,
   kernelBindings,
+  kernelWorkgroupBytes,
   packUniforms,
   prepareAttentionRunner,
   UnsupportedShapeError,
@@ -52,12 +53,10 @@ export interface MatrixRungSpec {
 }
 
 export interface MatrixPlan {
-  /** Override constants of `main` besides D. */
+  /** Override constants of `main` besides D (its workgroup memory is the kernel's declarations with them). */
   overrides: Record<string, number>;
   /** Query rows per workgroup of `main`. */
   rowsPerWorkgroup: number;
-  /** Workgroup memory of `main`. */
-  workgroupBytes: number;
   /** Rows of each matrix in the scratch buffer. */
   NP: number;
 }
@@ -95,10 +94,9 @@ export function matrixRowFragments(d: number): number {
 const ONE_FRAGMENT_MIN_N = 1024;
 const ONE_FRAGMENT_WORKGROUPS = 2048;
 
-/** Workgroup memory of `main` for RQ query fragments: Sf (f32, BR × max(BC, d)), the P̃ tile(s) (f16), rowScale, flag (rung 16). */
-export function matrixWorkgroupBytes(RQ: number, d: number, parts: 1 | 2): number {
-  const BR = 16 * RQ;
-  return 4 * BR * Math.max(MATRIX_BC, d) + parts * 2 * BR * MATRIX_BC + 4 * 64 + 16;
+/** Bytes of workgroup memory `kernel` declares at head size d with the overrides of `main`. */
+export function matrixWorkgroupBytes(kernel: KernelSource, d: number, overrides: Readonly<Record<string, number>>): number {
+  return kernelWorkgroupBytes(kernel.code, { D: d, ...overrides });
 }
 
 /**
@@ -106,15 +104,15 @@ export function matrixWorkgroupBytes(RQ: number, d: number, parts: 1 | 2): numbe
  * that the registers allow (`matrixRowFragments`); fewer where they do not fit `workgroupLimit` bytes of workgroup
  * memory (the H100's 48 KiB fits all).
  */
-export function matrixPlan({ B, N, d }: Shape, parts: 1 | 2, workgroupLimit = Number.POSITIVE_INFINITY): MatrixPlan & { RQ: number } {
+export function matrixPlan({ B, N, d }: Shape, kernel: KernelSource, workgroupLimit = Number.POSITIVE_INFINITY): MatrixPlan & { RQ: number } {
   const longLoops = N >= ONE_FRAGMENT_MIN_N && B * Math.ceil(N / 16) >= ONE_FRAGMENT_WORKGROUPS;
   let RQ = longLoops ? 1 : matrixRowFragments(d);
-  while (RQ > 1 && matrixWorkgroupBytes(RQ, d, parts) > workgroupLimit) RQ /= 2;
-  return { RQ, overrides: { RQ }, rowsPerWorkgroup: 16 * RQ, workgroupBytes: matrixWorkgroupBytes(RQ, d, parts), NP: scratchRows(N) };
+  while (RQ > 1 && matrixWorkgroupBytes(kernel, d, { RQ }) > workgroupLimit) RQ /= 2;
+  return { RQ, overrides: { RQ }, rowsPerWorkgroup: 16 * RQ, NP: scratchRows(N) };
 }
 
 function planOf(spec: MatrixRungSpec, shape: Shape, workgroupLimit: number): MatrixPlan {
-  return spec.plan ? spec.plan(shape, workgroupLimit) : matrixPlan(shape, spec.parts, workgroupLimit);
+  return spec.plan ? spec.plan(shape, workgroupLimit) : matrixPlan(shape, spec.kernel, workgroupLimit);
 }
 
 /** Why this adapter cannot run the tensor-core rungs at all, or undefined when it can. */
@@ -139,7 +137,7 @@ export function matrixSupport(shape: Shape, env: RunEnv, spec: MatrixRungSpec): 
   if (shape.d % 16 !== 0) return `d = ${shape.d} is not a multiple of 16 (the matrix fragments are 16 wide)`;
   if (shape.d > MATRIX_MAX_HEAD_SIZE) return `d = ${shape.d} is above this rung's maximum head size ${MATRIX_MAX_HEAD_SIZE}`;
   const limit = env.gpu.report.limits.maxComputeWorkgroupStorageSize;
-  const { workgroupBytes } = planOf(spec, shape, limit);
+  const workgroupBytes = matrixWorkgroupBytes(spec.kernel, shape.d, planOf(spec, shape, limit).overrides);
   if (workgroupBytes > limit) return `d = ${shape.d} needs ${formatBytes(workgroupBytes)} of workgroup memory, over this GPU's ${formatBytes(limit)}`;
   return true;
 }
