@@ -29,11 +29,11 @@ import {
 export const SUBGROUP_MATRIX_FEATURE = 'chromium-experimental-subgroup-matrix' as GPUFeatureName;
 
 /** Keys per K/V tile (BC in the kernels); the scratch buffer pads each matrix's rows to a multiple of it. */
-export const MATRIX_BC = 64;
+const MATRIX_BC = 64;
 /** Most Q (and O) fragments one subgroup keeps in registers (QO_MAX in the kernels). */
 const QO_MAX = 8;
 /** The largest head size: D/16 fragments across d must fit QO_MAX. */
-export const MATRIX_MAX_HEAD_SIZE = 128;
+const MATRIX_MAX_HEAD_SIZE = 128;
 
 export interface MatrixRungSpec {
   id: string;
@@ -79,7 +79,7 @@ interface SubgroupMatrixConfig {
  * two (the softmax gives each of the 32 invocations a whole number of rows, or each row a power-of-two group). The
  * kernel takes up to 4 (RQ_MAX), but 4 lost everywhere on the H100: at 4×32768×32, 92.5 ms against 38.0 with 2.
  */
-export function matrixRowFragments(d: number): number {
+function matrixRowFragments(d: number): number {
   const fit = Math.max(1, Math.min(2, Math.floor(QO_MAX / (d / 16))));
   return 2 ** Math.floor(Math.log2(fit));
 }
@@ -116,7 +116,7 @@ function planOf(spec: MatrixRungSpec, shape: Shape, workgroupLimit: number): Mat
 }
 
 /** Why this adapter cannot run the tensor-core rungs at all, or undefined when it can. */
-export function matrixUnavailable(gpu: GpuContext): string | undefined {
+function matrixUnavailable(gpu: GpuContext): string | undefined {
   const features = gpu.device.features;
   if (!features.has(SUBGROUP_MATRIX_FEATURE)) return `the GPU has no subgroup matrices (feature ${SUBGROUP_MATRIX_FEATURE})`;
   if (!features.has('shader-f16')) return 'the GPU has no f16 in shaders (feature shader-f16)';
@@ -130,7 +130,7 @@ export function matrixUnavailable(gpu: GpuContext): string | undefined {
 }
 
 /** Whether a tensor-core rung can run `shape` here: true, or why not. */
-export function matrixSupport(shape: Shape, env: RunEnv, spec: MatrixRungSpec): true | string {
+function matrixSupport(shape: Shape, env: RunEnv, spec: MatrixRungSpec): true | string {
   if (!env.gpu) return env.gpuUnavailableReason ?? 'needs a GPU';
   const unavailable = matrixUnavailable(env.gpu);
   if (unavailable) return unavailable;
@@ -143,7 +143,7 @@ export function matrixSupport(shape: Shape, env: RunEnv, spec: MatrixRungSpec): 
 }
 
 /** A tensor-core kernel for a shape (compiled, ready to bind to buffers), without the adapter checks of `matrixSupport`. */
-export async function matrixKernel(spec: MatrixRungSpec, gpu: GpuContext, shape: Shape): Promise<AttentionKernel> {
+async function matrixKernel(spec: MatrixRungSpec, gpu: GpuContext, shape: Shape): Promise<AttentionKernel> {
   const { device } = gpu;
   const { N, d } = shape;
   const { overrides, rowsPerWorkgroup, NP } = planOf(spec, shape, gpu.report.limits.maxComputeWorkgroupStorageSize);

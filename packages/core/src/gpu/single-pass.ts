@@ -70,12 +70,12 @@ export function keyRanges(plan: SinglePassPlan): number {
 }
 
 /** The rounding model of a float32 kernel that adds keys one by one into its running sums (see sequentialModel). */
-export function keyRangeModel(shape: Shape, plan: SinglePassPlan, kernel: KernelSource): RoundingModel {
+function keyRangeModel(shape: Shape, plan: SinglePassPlan, kernel: KernelSource): RoundingModel {
   return sequentialModel(shape, plan.constants.BC ?? 1, keyRanges(plan), lazyRescaleLag(kernel));
 }
 
 /** The resources every kernel may bind by these names: the run's input, its output and the uniform. */
-export const STANDARD_BINDINGS = ['qkv', 'O', 'params'] as const;
+const STANDARD_BINDINGS = ['qkv', 'O', 'params'] as const;
 
 /** A rung definition (all but its ladder position) from a single-pass description. */
 export function singlePassRung(rung: SinglePassRung): RungDefinition {

@@ -17,7 +17,7 @@ interface RegisterTiles {
 const TC_MAX = 16;
 
 /** The register bounds of a kernel of this family (its WGSL constants). */
-export interface TileKernelShape {
+interface TileKernelShape {
   /** OC_MAX: most vec4 columns of O per invocation. */
   ocMax: number;
   /** LD_MAX: most vec4s of K_j one invocation prefetches per tile (rung 15), if it prefetches. */
