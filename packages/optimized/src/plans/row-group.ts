@@ -35,7 +35,8 @@ const columnsPerInvocation = (d: number, H: number): number => Math.ceil(d / 4 /
 
 /**
  * Workgroup bytes of every row-group kernel (and of @fa/sdpa's, which copies lean-loop's): K_j and V_j, Bc rows of d
- * floats each, padded to H·C vec4s. The family's one formula, since the tiles are chosen before a kernel is named.
+ * floats each, padded to H·C vec4s. The family's one formula: @fa/sdpa chooses its tiles here too, with no rung's
+ * kernel at hand (the single-pass host checks each rung's plan against its kernel's declarations as well).
  */
 export function rowSplitBytes(d: number, { H, BC }: RowSplitTiles): number {
   return 2 * BC * H * columnsPerInvocation(d, H) * 16;
