@@ -19,11 +19,15 @@ const project = (name: string, dir: string, extra: { maxWorkers?: number; sequen
 });
 
 /**
- * The ladder's GPU test files (the conformance suite in two files, row-split, encoded, ...) run after the other
- * projects, two files at a time even on two cores: most of their time is the software GPU compiling pipelines, one
- * core per device, and their wait for it costs no CPU (test/gpu-env.ts). docs/ci.md has the times.
+ * The GPU test files (the ladder's conformance suite in two files, encoded, ...; the rungs' own in @fa/optimized and
+ * @fa/tensor: row-split, tensor) run after the other projects, two files at a time even on two cores: most of their
+ * time is the software GPU compiling pipelines, one core per device, and their wait for it costs no CPU
+ * (packages/ladder/test/gpu-env.ts). docs/ci.md has the times.
  */
 const GPU_FILES_AT_ONCE = 2;
+
+/** The projects whose test files run as GPU files (see above): one group, after the others. */
+const GPU_PROJECT = { maxWorkers: Math.max(GPU_FILES_AT_ONCE, availableParallelism() - 1), sequence: { groupOrder: 1 } };
 
 /** The files of the conformance suite, the longest of the GPU files. */
 const CONFORMANCE_FILE = /[\\/]conformance[^\\/]*\.test\.ts$/;
@@ -51,7 +55,9 @@ export default defineConfig({
       project('@fa/reference', 'packages/reference'),
       project('@fa/naive', 'packages/naive'),
       project('@fa/fused', 'packages/fused'),
-      project('@fa/ladder', 'packages/ladder', { maxWorkers: Math.max(GPU_FILES_AT_ONCE, availableParallelism() - 1), sequence: { groupOrder: 1 } }),
+      project('@fa/optimized', 'packages/optimized', GPU_PROJECT),
+      project('@fa/tensor', 'packages/tensor', GPU_PROJECT),
+      project('@fa/ladder', 'packages/ladder', GPU_PROJECT),
       project('@fa/sdpa', 'packages/sdpa'),
       project('hw4-cli', 'apps/hw4-cli'),
       project('@fa/web', 'apps/web'),

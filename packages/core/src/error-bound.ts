@@ -16,7 +16,7 @@
 import type { Shape } from '@fa/io';
 
 /** Unit roundoff of float32 with round-to-nearest: half the distance from 1 to the next float32. */
-export const FLOAT32_UNIT_ROUNDOFF = 2 ** -24;
+const FLOAT32_UNIT_ROUNDOFF = 2 ** -24;
 
 /** How a rung rounds, in the terms of the bound above (all counts for one shape). */
 export interface RoundingModel {
@@ -62,7 +62,7 @@ export interface ErrorBound {
 }
 
 /** γ(n) = n·u/(1 − n·u): the relative error of n roundings of unit roundoff u (Infinity once n·u ≥ 1). */
-export function gamma(n: number, u: number): number {
+function gamma(n: number, u: number): number {
   const nu = n * u;
   return nu < 1 ? nu / (1 - nu) : Number.POSITIVE_INFINITY;
 }

@@ -69,14 +69,14 @@ interface InFlight<C> {
   done: Promise<RunStats>;
 }
 
-export const DEFAULT_STREAM_DEPTH = 2;
+const DEFAULT_STREAM_DEPTH = 2;
 
 /**
  * Host memory for the loop's data buffers when the caller names no chunk size: chunks are sized from it. 192 MiB
  * leaves room under a 512 MB peak for Node, Dawn and a software GPU's compiler (a 1 GB input peaked at 538 MB with
  * 256 MiB on lavapipe, where GPU buffers are host memory too).
  */
-export const DEFAULT_STREAM_MEMORY_BYTES = 192 * 2 ** 20;
+const DEFAULT_STREAM_MEMORY_BYTES = 192 * 2 ** 20;
 
 /**
  * Input-chunk bytes that keep the loop's buffers within `budgetBytes`. Counted in input chunks: the source's reads

@@ -1,4 +1,5 @@
-export { fused, FUSED_KERNEL, fusedPlan } from './05-fused/fused.js';
+export { fused } from './05-fused/fused.js';
 export { fusedMaxsmem } from './06-fused-maxsmem/fused-maxsmem.js';
-export { fusedSplitQ, largestTilesPlan, splitQPlan } from './07-fused-split-q/fused-split-q.js';
-export * from './tiles.js';
+export { fusedSplitQ } from './07-fused-split-q/fused-split-q.js';
+// The family's tile plans, also those of the optimized rungs 8-12 (copies of rung 7's kernel).
+export { largestTilesPlan, splitQPlan, tileBytes, type Tiles } from './tiles.js';

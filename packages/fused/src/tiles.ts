@@ -1,8 +1,11 @@
 /**
- * Tile sizes of the fused rungs and the workgroup memory they take. Rung 5 uses fixed 16 × 16 tiles; rungs 6 and 7
- * take the largest square tiles (Br = Bc) that fit the adapter's maxComputeWorkgroupStorageSize: 49152 bytes on an
- * H100, 32 KiB on Mesa's lavapipe, 16 KiB as WebGPU's default.
+ * The tile plans of the fused family: rung 5's fixed 16 × 16 tiles, and the largest square tiles (Br = Bc) whose
+ * workgroup memory fits the adapter's maxComputeWorkgroupStorageSize (49152 bytes on an H100, 32 KiB on Mesa's
+ * lavapipe, 16 KiB as WebGPU's default), for rungs 6-7 and the optimized rungs 8-12 copied from rung 7. The
+ * workgroup memory of a tile size is the kernel's own declarations, evaluated for it (`kernelWorkgroupBytes`).
  */
+import { formatBytes, type Shape } from '@fa/io';
+import { gpuHeadSizeSupport, kernelWorkgroupBytes, type GpuContext, type KernelSource, type SinglePassPlan } from '@fa/core';
 
 export interface Tiles {
   /** Query rows per tile. */
@@ -14,34 +17,59 @@ export interface Tiles {
 /** Threads per workgroup of every fused kernel; one thread per row computes the row statistics, so Br ≤ WG. */
 export const FUSED_WG = 128;
 
-export const FIXED_TILES: Tiles = { BR: 16, BC: 16 };
-
-/** Workgroup bytes of f32 arrays of these lengths: each variable is padded to a multiple of 16 bytes (Dawn). */
-export function workgroupBytes(...lengths: number[]): number {
-  return lengths.reduce((sum, n) => sum + Math.ceil((4 * n) / 16) * 16, 0);
-}
-
-/** fused.wgsl: K_j, V_j (Bc × d each), Q_i (Br × d), S (Br × Bc), two weights per row. */
-export function fusedStorageBytes(d: number, { BR, BC }: Tiles): number {
-  return workgroupBytes(BC * d, BC * d, BR * d, BR * BC, BR, BR);
-}
-
-/** fused-split-q.wgsl: as fused, plus O_i (Br × d) and m_i, ℓ_i on chip. */
-export function splitQStorageBytes(d: number, { BR, BC }: Tiles): number {
-  return workgroupBytes(BC * d, BC * d, BR * d, BR * BC, BR * d, BR, BR, BR, BR);
+/** Bytes of workgroup memory `kernel` declares at head size d with `tiles`. */
+export function tileBytes(kernel: KernelSource, d: number, { BR, BC }: Tiles): number {
+  return kernelWorkgroupBytes(kernel.code, { D: d, BR, BC });
 }
 
 /**
- * The largest square tiles (up to FUSED_WG rows) whose workgroup memory fits `limit`, balanced over N: with at most
- * T rows per tile N needs ⌈N/T⌉ tiles, and ⌈N/⌈N/T⌉⌉ rows per tile gives the same count with no near-empty last tile
- * (N = 128 with T = 63 would run three tiles of 63, the last holding 2 rows; balanced, three of 43).
+ * The largest square tiles (up to FUSED_WG rows) whose workgroup memory in `kernel` fits `limit`, balanced over N:
+ * with at most T rows per tile N needs ⌈N/T⌉ tiles, and ⌈N/⌈N/T⌉⌉ rows per tile gives the same count with no
+ * near-empty last tile (N = 128 with T = 63 would run three tiles of 63, the last holding 2 rows; balanced, three of 43).
  */
-export function largestTiles(limit: number, d: number, N: number, bytesOf: (d: number, tiles: Tiles) => number): Tiles | undefined {
+function largestTiles(kernel: KernelSource, limit: number, d: number, N: number): Tiles | undefined {
   for (let T = FUSED_WG; T >= 1; T--) {
-    if (bytesOf(d, { BR: T, BC: T }) <= limit) {
+    if (tileBytes(kernel, d, { BR: T, BC: T }) <= limit) {
       const balanced = Math.ceil(N / Math.ceil(N / T));
       return { BR: balanced, BC: balanced };
     }
   }
   return undefined;
+}
+
+/** The largest tiles for `shape` in `kernel` on this adapter, or why not even 1 × 1 tiles fit. */
+export function largestTilesFor(kernel: KernelSource, { N, d }: Shape, gpu: GpuContext): Tiles | string {
+  const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
+  const tiles = largestTiles(kernel, limit, d, N);
+  return tiles ?? `tiles for d = ${d} need ${formatBytes(tileBytes(kernel, d, { BR: 1, BC: 1 }))} of workgroup memory, over this GPU's ${formatBytes(limit)}`;
+}
+
+/**
+ * The plan of a kernel that runs one workgroup per (batch, query tile) with the largest square tiles (balanced over N)
+ * whose workgroup memory fits the adapter, and `invocations` invocations per workgroup.
+ */
+export function largestTilesPlan(kernel: KernelSource, invocations: (tiles: Tiles, d: number) => number) {
+  return (shape: Shape, gpu: GpuContext): SinglePassPlan | string => {
+    const head = gpuHeadSizeSupport(shape);
+    if (head !== true) return head;
+    const { N, d } = shape;
+    const tiles = largestTilesFor(kernel, shape, gpu);
+    if (typeof tiles === 'string') return tiles;
+    const Tr = Math.ceil(N / tiles.BR);
+    const WG = invocations(tiles, d);
+    return {
+      constants: { D: d, BR: tiles.BR, BC: tiles.BC, WG },
+      workgroups: (batches) => batches * Tr,
+      uniforms: (batches) => ({ N, batches, scale: 1 / Math.sqrt(d) }),
+      summary: `Br = ${tiles.BR}, Bc = ${tiles.BC}, ${WG} invocations`,
+    };
+  };
+}
+
+/**
+ * The plan of fused-split-q.wgsl (rung 7), and of the kernels copied from it that keep its tiles and workgroup memory
+ * (rungs 8-10): FUSED_WG invocations per workgroup.
+ */
+export function splitQPlan(kernel: KernelSource) {
+  return largestTilesPlan(kernel, () => FUSED_WG);
 }

@@ -5,20 +5,13 @@ export { coalesced } from './10-coalesced/coalesced.js';
 export { lmRegisters } from './11-lm-registers/lm-registers.js';
 export { bankFree } from './12-bank-free/bank-free.js';
 export { qRegisters } from './13-q-registers/q-registers.js';
-export { registerTiles, registerTilesFor, registerTilesPlan, type RegisterTiles } from './14-register-tiles/register-tiles.js';
+export { registerTiles } from './14-register-tiles/register-tiles.js';
 export { prefetch } from './15-prefetch/prefetch.js';
-export {
-  rowSplit,
-  rowSplitTilesFor,
-  rowSplitPlan,
-  rowGroupTilesFor,
-  rowSplitTiles,
-  rowSplitBytes,
-  ROW_SPLIT_LAYOUT,
-  type RowSplitTiles,
-  type RowGroupLayout,
-} from './18-row-split/row-split.js';
-export { splitKeys, keySplits } from './19-split-keys/split-keys.js';
-export { leanLoop, keysPerStep } from './20-lean-loop/lean-loop.js';
-export { fourRows, fourRowsTilesFor } from './21-four-rows/four-rows.js';
+export { rowSplit } from './18-row-split/row-split.js';
+export { splitKeys } from './19-split-keys/split-keys.js';
+export { leanLoop } from './20-lean-loop/lean-loop.js';
+export { fourRows } from './21-four-rows/four-rows.js';
 export { splitSoftmax } from './22-split-softmax/split-softmax.js';
+// The row-group family's tiles and key ranges, which @fa/sdpa's kernel (lean-loop's loop) shares.
+export { ROW_SPLIT_LAYOUT, rowGroupTilesFor, rowSplitBytes, rowSplitTiles, type RowGroupLayout, type RowSplitTiles } from './plans/row-group.js';
+export { keySplits } from './plans/key-splits.js';

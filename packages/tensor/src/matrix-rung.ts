@@ -12,6 +12,7 @@ import {
   computePipelines,
   grid2d,
   kernelBindings,
+  kernelWorkgroupBytes,
   packUniforms,
   prepareAttentionRunner,
   UnsupportedShapeError,
@@ -28,11 +29,11 @@ import {
 export const SUBGROUP_MATRIX_FEATURE = 'chromium-experimental-subgroup-matrix' as GPUFeatureName;
 
 /** Keys per K/V tile (BC in the kernels); the scratch buffer pads each matrix's rows to a multiple of it. */
-export const MATRIX_BC = 64;
+const MATRIX_BC = 64;
 /** Most Q (and O) fragments one subgroup keeps in registers (QO_MAX in the kernels). */
 const QO_MAX = 8;
 /** The largest head size: D/16 fragments across d must fit QO_MAX. */
-export const MATRIX_MAX_HEAD_SIZE = 128;
+const MATRIX_MAX_HEAD_SIZE = 128;
 
 export interface MatrixRungSpec {
   id: string;
@@ -52,12 +53,10 @@ export interface MatrixRungSpec {
 }
 
 export interface MatrixPlan {
-  /** Override constants of `main` besides D. */
+  /** Override constants of `main` besides D (its workgroup memory is the kernel's declarations with them). */
   overrides: Record<string, number>;
   /** Query rows per workgroup of `main`. */
   rowsPerWorkgroup: number;
-  /** Workgroup memory of `main`. */
-  workgroupBytes: number;
   /** Rows of each matrix in the scratch buffer. */
   NP: number;
 }
@@ -80,7 +79,7 @@ interface SubgroupMatrixConfig {
  * two (the softmax gives each of the 32 invocations a whole number of rows, or each row a power-of-two group). The
  * kernel takes up to 4 (RQ_MAX), but 4 lost everywhere on the H100: at 4×32768×32, 92.5 ms against 38.0 with 2.
  */
-export function matrixRowFragments(d: number): number {
+function matrixRowFragments(d: number): number {
   const fit = Math.max(1, Math.min(2, Math.floor(QO_MAX / (d / 16))));
   return 2 ** Math.floor(Math.log2(fit));
 }
@@ -95,10 +94,9 @@ export function matrixRowFragments(d: number): number {
 const ONE_FRAGMENT_MIN_N = 1024;
 const ONE_FRAGMENT_WORKGROUPS = 2048;
 
-/** Workgroup memory of `main` for RQ query fragments: Sf (f32, BR × max(BC, d)), the P̃ tile(s) (f16), rowScale, flag (rung 16). */
-export function matrixWorkgroupBytes(RQ: number, d: number, parts: 1 | 2): number {
-  const BR = 16 * RQ;
-  return 4 * BR * Math.max(MATRIX_BC, d) + parts * 2 * BR * MATRIX_BC + 4 * 64 + 16;
+/** Bytes of workgroup memory `kernel` declares at head size d with the overrides of `main`. */
+export function matrixWorkgroupBytes(kernel: KernelSource, d: number, overrides: Readonly<Record<string, number>>): number {
+  return kernelWorkgroupBytes(kernel.code, { D: d, ...overrides });
 }
 
 /**
@@ -106,19 +104,19 @@ export function matrixWorkgroupBytes(RQ: number, d: number, parts: 1 | 2): numbe
  * that the registers allow (`matrixRowFragments`); fewer where they do not fit `workgroupLimit` bytes of workgroup
  * memory (the H100's 48 KiB fits all).
  */
-export function matrixPlan({ B, N, d }: Shape, parts: 1 | 2, workgroupLimit = Number.POSITIVE_INFINITY): MatrixPlan & { RQ: number } {
+export function matrixPlan({ B, N, d }: Shape, kernel: KernelSource, workgroupLimit = Number.POSITIVE_INFINITY): MatrixPlan & { RQ: number } {
   const longLoops = N >= ONE_FRAGMENT_MIN_N && B * Math.ceil(N / 16) >= ONE_FRAGMENT_WORKGROUPS;
   let RQ = longLoops ? 1 : matrixRowFragments(d);
-  while (RQ > 1 && matrixWorkgroupBytes(RQ, d, parts) > workgroupLimit) RQ /= 2;
-  return { RQ, overrides: { RQ }, rowsPerWorkgroup: 16 * RQ, workgroupBytes: matrixWorkgroupBytes(RQ, d, parts), NP: scratchRows(N) };
+  while (RQ > 1 && matrixWorkgroupBytes(kernel, d, { RQ }) > workgroupLimit) RQ /= 2;
+  return { RQ, overrides: { RQ }, rowsPerWorkgroup: 16 * RQ, NP: scratchRows(N) };
 }
 
 function planOf(spec: MatrixRungSpec, shape: Shape, workgroupLimit: number): MatrixPlan {
-  return spec.plan ? spec.plan(shape, workgroupLimit) : matrixPlan(shape, spec.parts, workgroupLimit);
+  return spec.plan ? spec.plan(shape, workgroupLimit) : matrixPlan(shape, spec.kernel, workgroupLimit);
 }
 
 /** Why this adapter cannot run the tensor-core rungs at all, or undefined when it can. */
-export function matrixUnavailable(gpu: GpuContext): string | undefined {
+function matrixUnavailable(gpu: GpuContext): string | undefined {
   const features = gpu.device.features;
   if (!features.has(SUBGROUP_MATRIX_FEATURE)) return `the GPU has no subgroup matrices (feature ${SUBGROUP_MATRIX_FEATURE})`;
   if (!features.has('shader-f16')) return 'the GPU has no f16 in shaders (feature shader-f16)';
@@ -132,20 +130,20 @@ export function matrixUnavailable(gpu: GpuContext): string | undefined {
 }
 
 /** Whether a tensor-core rung can run `shape` here: true, or why not. */
-export function matrixSupport(shape: Shape, env: RunEnv, spec: MatrixRungSpec): true | string {
+function matrixSupport(shape: Shape, env: RunEnv, spec: MatrixRungSpec): true | string {
   if (!env.gpu) return env.gpuUnavailableReason ?? 'needs a GPU';
   const unavailable = matrixUnavailable(env.gpu);
   if (unavailable) return unavailable;
   if (shape.d % 16 !== 0) return `d = ${shape.d} is not a multiple of 16 (the matrix fragments are 16 wide)`;
   if (shape.d > MATRIX_MAX_HEAD_SIZE) return `d = ${shape.d} is above this rung's maximum head size ${MATRIX_MAX_HEAD_SIZE}`;
   const limit = env.gpu.report.limits.maxComputeWorkgroupStorageSize;
-  const { workgroupBytes } = planOf(spec, shape, limit);
+  const workgroupBytes = matrixWorkgroupBytes(spec.kernel, shape.d, planOf(spec, shape, limit).overrides);
   if (workgroupBytes > limit) return `d = ${shape.d} needs ${formatBytes(workgroupBytes)} of workgroup memory, over this GPU's ${formatBytes(limit)}`;
   return true;
 }
 
 /** A tensor-core kernel for a shape (compiled, ready to bind to buffers), without the adapter checks of `matrixSupport`. */
-export async function matrixKernel(spec: MatrixRungSpec, gpu: GpuContext, shape: Shape): Promise<AttentionKernel> {
+async function matrixKernel(spec: MatrixRungSpec, gpu: GpuContext, shape: Shape): Promise<AttentionKernel> {
   const { device } = gpu;
   const { N, d } = shape;
   const { overrides, rowsPerWorkgroup, NP } = planOf(spec, shape, gpu.report.limits.maxComputeWorkgroupStorageSize);

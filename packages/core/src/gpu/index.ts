@@ -7,3 +7,4 @@ export * from './attention-runner.js';
 export * from './single-pass.js';
 export * from './wgsl-reflect.js';
 export * from './encoded.js';
+export * from './workgroup-memory.js';

@@ -140,12 +140,3 @@ export function cachedLayout(
   }
   return found;
 }
-
-/** A bind group for `pipeline`'s group 0 from buffers in binding order. */
-export function bindBuffers(gpu: GpuContext, pipeline: GPUComputePipeline, buffers: readonly GPUBuffer[], label?: string): GPUBindGroup {
-  return gpu.device.createBindGroup({
-    label,
-    layout: pipeline.getBindGroupLayout(0),
-    entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
-  });
-}

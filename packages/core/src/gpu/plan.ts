@@ -10,7 +10,7 @@ import type { GpuContext } from '../gpu-context.js';
 export type BytesPerBatch = Record<string, number>;
 
 /** Upper bound on the batches of one run when nothing else limits it (keeps host staging memory bounded). */
-export const MAX_RUN_BYTES = 1 << 30;
+const MAX_RUN_BYTES = 1 << 30;
 
 export function batchesPerRun(gpu: GpuContext, shape: Shape, perBatch: BytesPerBatch, rung: string): number {
   const { maxStorageBufferBindingSize: binding, maxBufferSize: buffer } = gpu.report.limits;
@@ -39,7 +39,7 @@ export function grid2d(gpu: GpuContext, count: number): [number, number] {
 }
 
 /** The head sizes the GPU rungs support: multiples of 4 up to 128 (tiles of d columns must fit on chip). */
-export const GPU_MAX_HEAD_SIZE = 128;
+const GPU_MAX_HEAD_SIZE = 128;
 
 export function gpuHeadSizeSupport(shape: Shape, maxD = GPU_MAX_HEAD_SIZE): true | string {
   if (shape.d > maxD) return `d = ${shape.d} is above this rung's maximum head size ${maxD}`;

@@ -1,8 +1,8 @@
 /**
  * The host of every GPU rung whose work is one compute pass of one kernel. A rung describes itself (its kernel, the
- * override constants and workgroup count for a shape and adapter, the values of its `Params` uniform, the workgroup
- * memory it needs, the features it requires, and any entry points dispatched after `main` in the same pass) and this
- * module does the rest: checks the description against the kernel (bindings by name, uniform fields), compiles the
+ * override constants and workgroup count for a shape and adapter, the values of its `Params` uniform, the features it
+ * requires, and any entry points dispatched after `main` in the same pass) and this module does the rest: checks the
+ * description against the kernel (bindings by name, uniform fields, the workgroup memory it declares), compiles the
  * pipelines, binds the buffers by name, and dispatches each run through the shared attention runner (staging upload,
  * readback, timestamps, error scopes).
  */
@@ -16,13 +16,12 @@ import { checked } from './errors.js';
 import { cachedLayout, computePipelines, type KernelSource } from './pipeline.js';
 import { grid2d } from './plan.js';
 import { computeEntryPoints, kernelBindings, packUniforms, structFields, type KernelBinding, type UniformField } from './wgsl-reflect.js';
+import { kernelWorkgroupBytes } from './workgroup-memory.js';
 
 /** How a rung runs one shape on one adapter. */
 export interface SinglePassPlan {
   /** Values of the kernel's `override` constants. */
   constants: Readonly<Record<string, number>>;
-  /** Bytes of workgroup memory the kernel declares with these constants (checked against the adapter's limit). */
-  workgroupBytes: number;
   /** Workgroups of a run of `batches` batches. */
   workgroups(batches: number): number;
   /** Values of the kernel's `struct Params` fields for a run of `batches` batches. */
@@ -71,12 +70,12 @@ export function keyRanges(plan: SinglePassPlan): number {
 }
 
 /** The rounding model of a float32 kernel that adds keys one by one into its running sums (see sequentialModel). */
-export function keyRangeModel(shape: Shape, plan: SinglePassPlan, kernel: KernelSource): RoundingModel {
+function keyRangeModel(shape: Shape, plan: SinglePassPlan, kernel: KernelSource): RoundingModel {
   return sequentialModel(shape, plan.constants.BC ?? 1, keyRanges(plan), lazyRescaleLag(kernel));
 }
 
 /** The resources every kernel may bind by these names: the run's input, its output and the uniform. */
-export const STANDARD_BINDINGS = ['qkv', 'O', 'params'] as const;
+const STANDARD_BINDINGS = ['qkv', 'O', 'params'] as const;
 
 /** A rung definition (all but its ladder position) from a single-pass description. */
 export function singlePassRung(rung: SinglePassRung): RungDefinition {
@@ -85,8 +84,10 @@ export function singlePassRung(rung: SinglePassRung): RungDefinition {
     const plan = rung.plan(shape, env.gpu);
     if (typeof plan === 'string') return plan;
     const limit = env.gpu.report.limits.maxComputeWorkgroupStorageSize;
-    if (plan.workgroupBytes > limit) {
-      return `${plan.summary} needs ${formatBytes(plan.workgroupBytes)} of workgroup memory, over this GPU's ${formatBytes(limit)}`;
+    // The workgroup memory the kernel declares with the plan's constants.
+    const workgroupBytes = kernelWorkgroupBytes(rung.kernel.code, plan.constants);
+    if (workgroupBytes > limit) {
+      return `${plan.summary} needs ${formatBytes(workgroupBytes)} of workgroup memory, over this GPU's ${formatBytes(limit)}`;
     }
     return plan;
   };

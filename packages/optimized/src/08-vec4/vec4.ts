@@ -6,10 +6,12 @@ import { singlePassRung } from '@fa/core';
 import { splitQPlan } from '@fa/fused';
 import code from './vec4.wgsl';
 
+const VEC4_KERNEL = { label: 'vec4.wgsl', code };
+
 export const vec4 = singlePassRung({
   id: 'vec4',
   title: 'GPU, fused-split-q with vec4 loads, stores and dot products',
   delta: 'Q, K, V and O move as vec4<f32> in storage and workgroup memory, and S_ij is a sum of vec4 dot()s.',
-  kernel: { label: 'vec4.wgsl', code },
-  plan: splitQPlan,
+  kernel: VEC4_KERNEL,
+  plan: splitQPlan(VEC4_KERNEL),
 });

@@ -7,10 +7,12 @@ import { singlePassRung } from '@fa/core';
 import { splitQPlan } from '@fa/fused';
 import code from './restructure.wgsl';
 
+const RESTRUCTURE_KERNEL = { label: 'restructure.wgsl', code };
+
 export const restructure = singlePassRung({
   id: 'restructure',
   title: 'GPU, vec4 with invariant work hoisted: scale folded into Q_i, no division in any loop',
   delta: 'Folds 1/√d into Q_i at load and computes each invocation’s row, column and bases once instead of per element.',
-  kernel: { label: 'restructure.wgsl', code },
-  plan: splitQPlan,
+  kernel: RESTRUCTURE_KERNEL,
+  plan: splitQPlan(RESTRUCTURE_KERNEL),
 });

@@ -7,10 +7,12 @@ import { singlePassRung } from '@fa/core';
 import { splitQPlan } from '@fa/fused';
 import code from './coalesced.wgsl';
 
+const COALESCED_KERNEL = { label: 'coalesced.wgsl', code };
+
 export const coalesced = singlePassRung({
   id: 'coalesced',
   title: 'GPU, restructure with K_j transposed on chip: neighbouring invocations read neighbouring addresses',
   delta: 'Stores K_j transposed in workgroup memory, so the S loop’s neighbouring invocations (neighbouring keys) read consecutive vec4s.',
-  kernel: { label: 'coalesced.wgsl', code },
-  plan: splitQPlan,
+  kernel: COALESCED_KERNEL,
+  plan: splitQPlan(COALESCED_KERNEL),
 });

@@ -3,13 +3,10 @@
  * (prefetch.wgsl). Same tiles and plan as rung 14.
  */
 import { singlePassRung } from '@fa/core';
-import { registerTilesPlanFor, type TileKernelShape } from '../14-register-tiles/register-tiles.js';
+import { registerTilesPlanFor } from '../plans/register-tiles.js';
 import code from './prefetch.wgsl';
 
-export const PREFETCH_KERNEL = { label: 'prefetch.wgsl', code };
-
-/** prefetch.wgsl's register bounds (OC_MAX, LD_MAX). */
-export const PREFETCH_SHAPE: TileKernelShape = { ocMax: 8, ldMax: 16 };
+const PREFETCH_KERNEL = { label: 'prefetch.wgsl', code };
 
 export const prefetch = singlePassRung({
   id: 'prefetch',
@@ -17,5 +14,6 @@ export const prefetch = singlePassRung({
   delta: 'Issues the global loads of tile j + 1 before computing tile j, so their latency hides behind the S and P̃V loops.',
   requires: ['subgroups'],
   kernel: PREFETCH_KERNEL,
-  plan: registerTilesPlanFor(PREFETCH_SHAPE),
+  // prefetch.wgsl's register bounds (OC_MAX, LD_MAX).
+  plan: registerTilesPlanFor(PREFETCH_KERNEL, { ocMax: 8, ldMax: 16 }),
 });

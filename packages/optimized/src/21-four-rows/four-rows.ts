@@ -4,14 +4,14 @@
  */
 import type { Shape } from '@fa/io';
 import { gpuHeadSizeSupport, singlePassRung, type GpuContext } from '@fa/core';
-import { rowGroupTilesFor, type RowGroupLayout, type RowSplitTiles } from '../18-row-split/row-split.js';
-import { splitKeysPlan } from '../19-split-keys/split-keys.js';
+import { splitKeysPlan } from '../plans/key-splits.js';
+import { rowGroupTilesFor, type RowGroupLayout, type RowSplitTiles } from '../plans/row-group.js';
 import code from './four-rows.wgsl';
 
-export const FOUR_ROWS_KERNEL = { label: 'four-rows.wgsl', code };
+const FOUR_ROWS_KERNEL = { label: 'four-rows.wgsl', code };
 
 /** four-rows.wgsl: four rows per group, up to 4 vec4 columns of each per invocation, 8 keys per step. */
-export const FOUR_ROWS_LAYOUT: RowGroupLayout = { rows: 4, C_MAX: 4, LD_MAX: 8, keysPerStep: 8 };
+const FOUR_ROWS_LAYOUT: RowGroupLayout = { rows: 4, C_MAX: 4, LD_MAX: 8, keysPerStep: 8 };
 
 /**
  * The tiles for each H (2 at d ≤ 32, 4 at d ≤ 64, 8 at d ≤ 128): 16-key tiles in workgroups of 128, the next tile

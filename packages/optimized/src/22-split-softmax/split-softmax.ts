@@ -4,10 +4,10 @@
  * one row, and a second shuffle returns the other row's P̃. Same tiles, key ranges and plan as lean-loop.
  */
 import { singlePassRung } from '@fa/core';
-import { leanLoopPlanFor, leanLoopRounding } from '../20-lean-loop/lean-loop.js';
+import { leanLoopPlanFor, leanLoopRounding } from '../plans/lean-loop.js';
 import code from './split-softmax.wgsl';
 
-export const SPLIT_SOFTMAX_KERNEL = { label: 'split-softmax.wgsl', code };
+const SPLIT_SOFTMAX_KERNEL = { label: 'split-softmax.wgsl', code };
 
 export const splitSoftmax = singlePassRung({
   id: 'split-softmax',
@@ -19,5 +19,5 @@ export const splitSoftmax = singlePassRung({
   requires: ['subgroups'],
   kernel: SPLIT_SOFTMAX_KERNEL,
   plan: leanLoopPlanFor,
-  rounding: leanLoopRounding,
+  rounding: leanLoopRounding(SPLIT_SOFTMAX_KERNEL),
 });

@@ -5,21 +5,10 @@
  * and subgroups as rung 23.
  */
 import { matrixRung } from '../matrix-rung.js';
-import { stagedWorkgroupBytes, subgroupPlan } from '../23-staged-matrix/staged-matrix.js';
+import { subgroupPlan } from '../subgroup-plan.js';
 import code from './resident-o.wgsl';
 
 export const RESIDENT_O_KERNEL = { label: 'resident-o.wgsl', code };
-
-/** Bytes of workgroup memory besides rung 23's: `movedAt`, one vec4<u32>. */
-const MOVED_AT_BYTES = 16;
-
-/** Workgroup memory of `main` with NSG subgroups at head size d. */
-export function residentWorkgroupBytes(NSG: number, d: number): number {
-  return stagedWorkgroupBytes(NSG, d) + MOVED_AT_BYTES;
-}
-
-/** As many subgroups per workgroup as fit `workgroupLimit`, as in rung 23. */
-export const residentPlan = subgroupPlan(residentWorkgroupBytes);
 
 export const residentO = matrixRung({
   id: 'resident-o',
@@ -30,6 +19,7 @@ export const residentO = matrixRung({
     'that the workgroup waits three times per tile instead of four.',
   kernel: RESIDENT_O_KERNEL,
   parts: 2,
-  plan: residentPlan,
+  // As many subgroups per workgroup as fit, as in rung 23 (its workgroup memory holds 16 bytes more: `movedAt`).
+  plan: subgroupPlan(RESIDENT_O_KERNEL),
   mainReads: 'qkv16v',
 });

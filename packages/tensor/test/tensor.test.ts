@@ -1,27 +1,34 @@
 /**
  * The tensor-core rungs (16 `f16-matrix`, 17 `compensated-matrix`, 23 `staged-matrix`, 24 `resident-o`). Where the GPU has f16
  * subgroup matrices: each against the float64 oracle on awkward shapes. Where it has not (lavapipe): they decline with a reason naming the
- * missing feature. Everywhere: the automatic choice never picks them, also on pretend adapters that have everything.
+ * missing feature. Everywhere: their plans, and the reasons they give on pretend adapters. (That the automatic choice never
+ * picks them is the ladder's test, packages/ladder/test/tensor-choice.test.ts.)
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { canRun, runAll, type Rung, type RunEnv } from '@fa/core';
+import { canRun, kernelWorkgroupBytes, runAll, type RungDefinition, type RunEnv } from '@fa/core';
 import { compareOutputs, generateInput, type Shape } from '@fa/io';
 import { attentionOracle } from '@fa/reference';
-import { matrixPlan, residentPlan, residentWorkgroupBytes, stagedPlan, stagedWorkgroupBytes, SUBGROUP_MATRIX_FEATURE } from '@fa/tensor';
-import { CHOICE_TABLE, chooseRung, findRung, LADDER, plainF16Attention } from '../src/index.js';
-import { conformanceEnv } from './gpu-env.js';
-import { pretendEnv as pretendGpu, type PretendReport } from './pretend-gpu.js';
+import { plainF16Attention } from '../../ladder/src/conformance.js';
+import { conformanceEnv } from '../../ladder/test/gpu-env.js';
+import { pretendEnv as pretendGpu, type PretendReport } from '../../ladder/test/pretend-gpu.js';
+import { F16_MATRIX_KERNEL } from '../src/16-f16-matrix/f16-matrix.js';
+import { COMPENSATED_MATRIX_KERNEL } from '../src/17-compensated-matrix/compensated-matrix.js';
+import { STAGED_MATRIX_KERNEL } from '../src/23-staged-matrix/staged-matrix.js';
+import { RESIDENT_O_KERNEL } from '../src/24-resident-o/resident-o.js';
+import { compensatedMatrix as compensated, f16Matrix, residentO as resident, stagedMatrix as staged, SUBGROUP_MATRIX_FEATURE } from '../src/index.js';
+import { matrixPlan } from '../src/matrix-rung.js';
+import { subgroupPlan } from '../src/subgroup-plan.js';
 
 const { env, release } = await conformanceEnv();
 afterAll(() => {
   release();
 });
 
-const f16Matrix = findRung('f16-matrix') as Rung;
-const compensated = findRung('compensated-matrix') as Rung;
-const staged = findRung('staged-matrix') as Rung;
-const resident = findRung('resident-o') as Rung;
-const TENSOR_IDS = ['f16-matrix', 'compensated-matrix', 'staged-matrix', 'resident-o'];
+const stagedPlan = subgroupPlan(STAGED_MATRIX_KERNEL);
+const residentPlan = subgroupPlan(RESIDENT_O_KERNEL);
+/** Workgroup memory of `main` with NSG subgroups at head size d. */
+const stagedBytes = (NSG: number, D: number) => kernelWorkgroupBytes(STAGED_MATRIX_KERNEL.code, { D, NSG });
+const residentBytes = (NSG: number, D: number) => kernelWorkgroupBytes(RESIDENT_O_KERNEL.code, { D, NSG });
 
 /** Why the tensor rungs cannot run here (a small ordinary shape), or undefined where they can. */
 const probe = canRun(compensated, { B: 1, N: 64, d: 64 }, env);
@@ -43,7 +50,7 @@ const SHAPES: Shape[] = [
 ];
 const name = ({ B, N, d }: Shape): string => `B=${B} N=${N} d=${d}`;
 
-async function errorOf(rung: Rung, shape: Shape) {
+async function errorOf(rung: RungDefinition, shape: Shape) {
   const input = generateInput({ shape, seed: shape.B * 1_000_003 + shape.N * 101 + shape.d });
   const runner = await rung.prepare(env, shape);
   try {
@@ -90,32 +97,6 @@ describe('where the GPU has no subgroup matrices', () => {
   });
 });
 
-describe('the automatic choice', () => {
-  const shapes = [...SHAPES, { B: 13600, N: 128, d: 32 }, { B: 10, N: 2048, d: 64 }, { B: 2, N: 32768, d: 64 }];
-
-  it('never picks a tensor-core rung on this machine', () => {
-    for (const shape of shapes) expect(TENSOR_IDS).not.toContain(chooseRung(shape, env, LADDER).rung.id);
-  });
-
-  it('on a pretend H100 with every feature: no matrix-unit rung (none has a proven error bound), the fp32 rung the table ranks next', () => {
-    const h100 = pretendEnv({});
-    expect(canRun(compensated, { B: 1, N: 64, d: 64 }, h100)).toBe(true);
-    expect(canRun(f16Matrix, { B: 1, N: 64, d: 64 }, h100)).toBe(true);
-    expect(canRun(staged, { B: 1, N: 64, d: 64 }, h100)).toBe(true);
-    expect(canRun(resident, { B: 1, N: 64, d: 64 }, h100)).toBe(true);
-    // The table ranks resident-o first at d = 64; without a rounding model it is passed over (docs/error-bound.md).
-    expect(chooseRung({ B: 2, N: 32768, d: 64 }, h100, LADDER).rung.id).toBe('lean-loop');
-    expect(chooseRung({ B: 13600, N: 128, d: 32 }, h100, LADDER).rung.id).toBe('lean-loop');
-    for (const shape of shapes) {
-      expect(TENSOR_IDS).not.toContain(chooseRung(shape, h100, LADDER).rung.id);
-      expect(TENSOR_IDS).not.toContain(chooseRung(shape, h100, LADDER, undefined, { fullRange: true }).rung.id);
-      expect(TENSOR_IDS).not.toContain(chooseRung(shape, h100, LADDER, []).rung.id);
-    }
-    expect(chooseRung({ B: 1, N: 64, d: 64 }, h100, LADDER, []).rung.id).toBe('split-softmax');
-    expect(CHOICE_TABLE.some((a) => a.device === 'nvidia-h100-80gb-hbm3')).toBe(true);
-  });
-});
-
 describe('the reasons a GPU with subgroup matrices gives', () => {
   const shape = { B: 1, N: 64, d: 64 };
   it('names a subgroup size other than 32, a missing f16 configuration, and head sizes the fragments cannot take', () => {
@@ -135,8 +116,8 @@ describe('the plan of staged-matrix', () => {
   it('shares each key tile among four subgroups where 48 KiB allows, fewer at large head sizes', () => {
     const nsg = (d: number, limit = 49152) => stagedPlan({ B: 1, N: 77, d }, limit).overrides.NSG;
     expect([16, 32, 48, 64, 80, 96, 112, 128].map((d) => nsg(d))).toEqual([4, 4, 4, 4, 2, 2, 1, 1]);
-    expect(stagedPlan({ B: 1, N: 77, d: 64 }, 49152)).toMatchObject({ rowsPerWorkgroup: 64, NP: 128, workgroupBytes: stagedWorkgroupBytes(4, 64) });
-    expect(stagedWorkgroupBytes(4, 64)).toBe(46080);
+    expect(stagedPlan({ B: 1, N: 77, d: 64 }, 49152)).toEqual({ overrides: { NSG: 4 }, rowsPerWorkgroup: 64, NP: 128 });
+    expect(stagedBytes(4, 64)).toBe(46080);
     expect(nsg(64, 32768)).toBe(2);
   });
 
@@ -149,8 +130,8 @@ describe('the plan of resident-o', () => {
   it("is staged-matrix's plus the 16 bytes of its flag, with the same subgroups per workgroup", () => {
     const nsg = (d: number, limit = 49152) => residentPlan({ B: 1, N: 77, d }, limit).overrides.NSG;
     expect([16, 32, 48, 64, 80, 96, 112, 128].map((d) => nsg(d))).toEqual([4, 4, 4, 4, 2, 2, 1, 1]);
-    expect(residentWorkgroupBytes(4, 64)).toBe(stagedWorkgroupBytes(4, 64) + 16);
-    expect(residentPlan({ B: 1, N: 77, d: 64 }, 49152)).toMatchObject({ rowsPerWorkgroup: 64, NP: 128, workgroupBytes: 46096 });
+    expect(residentBytes(4, 64)).toBe(stagedBytes(4, 64) + 16);
+    expect(residentPlan({ B: 1, N: 77, d: 64 }, 49152)).toEqual({ overrides: { NSG: 4 }, rowsPerWorkgroup: 64, NP: 128 });
   });
 
   it('declines with the bytes it needs where even one subgroup does not fit', () => {
@@ -160,12 +141,12 @@ describe('the plan of resident-o', () => {
 
 describe('the plan', () => {
   it('takes one query fragment per subgroup on long key loops over a large grid, at most two otherwise', () => {
-    expect(matrixPlan({ B: 500, N: 2048, d: 64 }, 1).RQ).toBe(1);
-    expect(matrixPlan({ B: 26, N: 32768, d: 64 }, 2).RQ).toBe(1);
-    expect(matrixPlan({ B: 10, N: 2048, d: 64 }, 1).RQ).toBe(2);
-    expect(matrixPlan({ B: 13600, N: 128, d: 32 }, 2).RQ).toBe(2);
-    expect(matrixPlan({ B: 13600, N: 128, d: 16 }, 1).RQ).toBe(2);
-    expect(matrixPlan({ B: 1, N: 77, d: 128 }, 2).RQ).toBe(1);
+    expect(matrixPlan({ B: 500, N: 2048, d: 64 }, F16_MATRIX_KERNEL).RQ).toBe(1);
+    expect(matrixPlan({ B: 26, N: 32768, d: 64 }, COMPENSATED_MATRIX_KERNEL).RQ).toBe(1);
+    expect(matrixPlan({ B: 10, N: 2048, d: 64 }, F16_MATRIX_KERNEL).RQ).toBe(2);
+    expect(matrixPlan({ B: 13600, N: 128, d: 32 }, COMPENSATED_MATRIX_KERNEL).RQ).toBe(2);
+    expect(matrixPlan({ B: 13600, N: 128, d: 16 }, F16_MATRIX_KERNEL).RQ).toBe(2);
+    expect(matrixPlan({ B: 1, N: 77, d: 128 }, COMPENSATED_MATRIX_KERNEL).RQ).toBe(1);
   });
 });
 

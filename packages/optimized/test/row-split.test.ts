@@ -8,13 +8,16 @@
  * conformance suite checks every rung on the common awkward cases, where the key-splitting rungs use several ranges.)
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { canRun, runAll, type GpuContext, type Rung, type RunEnv } from '@fa/core';
+import { canRun, runAll, type GpuContext, type RungDefinition, type RunEnv } from '@fa/core';
 import { compareOutputs, generateInput, type Shape } from '@fa/io';
-import { fourRowsTilesFor, keySplits, keysPerStep, rowSplitTilesFor } from '@fa/optimized';
-import { attentionOracle } from '@fa/reference';
-import { findRung } from '../src/index.js';
-import { conformanceEnv, deviceOfItsOwn } from './gpu-env.js';
-import { pretendEnv } from './pretend-gpu.js';
+import { attentionOracle, seqAttention } from '@fa/reference';
+import { conformanceEnv, deviceOfItsOwn } from '../../ladder/test/gpu-env.js';
+import { pretendEnv } from '../../ladder/test/pretend-gpu.js';
+import { fourRowsTilesFor } from '../src/21-four-rows/four-rows.js';
+import { fourRows, leanLoop, rowSplit, splitKeys, splitSoftmax } from '../src/index.js';
+import { keySplits } from '../src/plans/key-splits.js';
+import { keysPerStep } from '../src/plans/lean-loop.js';
+import { rowSplitTilesFor } from '../src/plans/row-group.js';
 
 const { env, release } = await conformanceEnv();
 /** A device for each GPU rung and head size (`deviceOfItsOwn`), made at its first shape and kept for the others. */
@@ -24,7 +27,7 @@ afterAll(async () => {
   release();
 });
 
-async function envOf(rung: Rung, { d }: Shape): Promise<RunEnv> {
+async function envOf(rung: RungDefinition, { d }: Shape): Promise<RunEnv> {
   if (rung.kind !== 'gpu') return env;
   let device = devices.get(`${rung.id} ${d}`);
   if (!device) devices.set(`${rung.id} ${d}`, (device = deviceOfItsOwn(env)));
@@ -48,15 +51,13 @@ describe('row-split', () => {
   it('declines with the reason: subgroups too small for the split, too little workgroup memory, no subgroups', () => {
     expect(rowSplitTilesFor({ B: 1, N: 64, d: 128 }, gpuOf(2))).toMatch(/d = 128 does not split into at most 2 parts/);
     expect(rowSplitTilesFor({ B: 1, N: 64, d: 64 }, gpuOf(32, 8192))).toMatch(/16\.0 KiB of workgroup memory, over this GPU's 8\.00 KiB/);
-    const rung = findRung('row-split');
-    expect(rung).toBeDefined();
-    expect(canRun(rung!, { B: 1, N: 64, d: 36 }, pretendEnv({}))).toBe(true);
-    expect(canRun(rung!, { B: 1, N: 64, d: 64 }, pretendEnv({ features: [] }))).toMatch(/subgroups/);
+    expect(canRun(rowSplit, { B: 1, N: 64, d: 36 }, pretendEnv({}))).toBe(true);
+    expect(canRun(rowSplit, { B: 1, N: 64, d: 64 }, pretendEnv({ features: [] }))).toMatch(/subgroups/);
   });
 });
 
 /** The output of `rung` on uniform ±3 data, compared with the float64 oracle. */
-async function errorOf(rung: Rung, shape: Shape) {
+async function errorOf(rung: RungDefinition, shape: Shape) {
   const input = generateInput({ shape, seed: shape.N * 101 + shape.d });
   const runner = await rung.prepare(await envOf(rung, shape), shape);
   try {
@@ -67,7 +68,6 @@ async function errorOf(rung: Rung, shape: Shape) {
   }
 }
 
-const rowSplit = findRung('row-split') as Rung;
 const probe = canRun(rowSplit, { B: 1, N: 64, d: 64 }, env);
 describe.skipIf(probe !== true)(`row-split with padded rows${probe === true ? '' : ` (skipped: ${probe})`}`, () => {
   const padded: Shape[] = [
@@ -78,9 +78,9 @@ describe.skipIf(probe !== true)(`row-split with padded rows${probe === true ? ''
   it.each(padded.map((shape) => ({ shape, label: `B=${shape.B} N=${shape.N} d=${shape.d}` })))(
     'and the rungs built on it are within 2× the fp32 sequential rung of the oracle, $label',
     async ({ shape }) => {
-      const baseline = await errorOf(findRung('seq-attention') as Rung, shape);
+      const baseline = await errorOf(seqAttention, shape);
       // split-keys and the rungs above it run the same padded rows over several key ranges here, through combine.
-      for (const rung of ['row-split', 'split-keys', 'lean-loop', 'four-rows', 'split-softmax'].map((id) => findRung(id) as Rung)) {
+      for (const rung of [rowSplit, splitKeys, leanLoop, fourRows, splitSoftmax]) {
         const error = await errorOf(rung, shape);
         expect(error, `${rung.id} ${error}, seq-attention ${baseline}`).toBeLessThanOrEqual(Math.max(2 * baseline, 1e-6));
       }
@@ -98,7 +98,6 @@ describe('split-keys', () => {
     expect(keySplits(1, 3)).toBe(3);
   });
 
-  const splitKeys = findRung('split-keys') as Rung;
   const probeSplit = canRun(splitKeys, { B: 1, N: 64, d: 64 }, env);
   // 640 batches of one row block each: one key range. d = 20, 36, 100: H = 1, 2, 4 (with subgroups of at least 4), the
   // head sizes of the padded cases above, so that each rung runs the pipeline compiled for them (the number of key
@@ -111,8 +110,8 @@ describe('split-keys', () => {
   it.skipIf(probeSplit !== true).each(singleRange.map((shape) => ({ shape, label: `B=${shape.B} N=${shape.N} d=${shape.d}` })))(
     'with one key range (a grid of 640 row blocks) writes O itself, within 2× the fp32 sequential rung, $label',
     async ({ shape }) => {
-      const baseline = await errorOf(findRung('seq-attention') as Rung, shape);
-      for (const rung of ['split-keys', 'lean-loop', 'four-rows', 'split-softmax'].map((id) => findRung(id) as Rung)) {
+      const baseline = await errorOf(seqAttention, shape);
+      for (const rung of [splitKeys, leanLoop, fourRows, splitSoftmax]) {
         const error = await errorOf(rung, shape);
         expect(error, `${rung.id} ${error}, seq-attention ${baseline}`).toBeLessThanOrEqual(Math.max(2 * baseline, 1e-6));
       }
@@ -132,7 +131,6 @@ describe('lean-loop and four-rows', () => {
     };
     expect([4, 16, 20, 32, 36, 64, 68, 100, 128].map(H)).toEqual([1, 1, 2, 2, 4, 4, 8, 8, 8]);
     expect(fourRowsTilesFor({ B: 1, N: 64, d: 128 }, gpuOf(4))).toMatch(/d = 128 does not split into at most 4 parts of at most 4 vec4s/);
-    const rung = findRung('four-rows');
-    expect(canRun(rung!, { B: 1, N: 64, d: 64 }, pretendEnv({ features: [] }))).toMatch(/subgroups/);
+    expect(canRun(fourRows, { B: 1, N: 64, d: 64 }, pretendEnv({ features: [] }))).toMatch(/subgroups/);
   });
 });
