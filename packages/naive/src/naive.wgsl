@@ -1,6 +1,6 @@
 // Rung 4 — naive: the per-step kernel set.
 //
-// Changed from the CPU rungs: the work moves to the GPU, one thread per element of each step. For one K/V tile j
+// Changed from seq-flash (its Algorithm 1, on one CPU thread): the work moves to the GPU, one thread per element of each step. For one K/V tile j
 // (the host loops over j = 0..Tc-1 and passes kv0 = j·Bc) six dispatches run, each one step of Algorithm 1 over every
 // batch and every query row at once, each reading its inputs from and writing its result to GPU memory:
 //   scores        S_ij  = Q_i K_jᵀ · scale                      (batches × N × Bc)

@@ -23,6 +23,7 @@ export function fusedPlan({ N, d }: Shape, tiles: Tiles): SinglePassPlan {
 
 export const fused = singlePassRung({
   id: 'fused',
+  parent: 'naive',
   title: 'GPU, Algorithm 1 fused into one kernel: K/V tile outer, Q tile inner, one workgroup per batch',
   delta: 'Fuses the six steps into one kernel with tiles in workgroup memory; S and P never touch GPU memory.',
   kernel: FUSED_KERNEL,

@@ -39,6 +39,7 @@ export const splitQPlan = largestTilesPlan(splitQStorageBytes, () => FUSED_WG);
 
 export const fusedSplitQ = singlePassRung({
   id: 'fused-split-q',
+  parent: 'fused',
   title: 'GPU, one workgroup per (batch, Q tile), loops swapped: O, ℓ, m stay on chip',
   delta: 'Launches B·Tr workgroups instead of B and keeps O_i, ℓ_i, m_i in workgroup memory, written once at the end.',
   kernel: { label: 'fused-split-q.wgsl', code },

@@ -8,6 +8,7 @@ import code from './vec4.wgsl';
 
 export const vec4 = singlePassRung({
   id: 'vec4',
+  parent: 'fused-split-q',
   title: 'GPU, fused-split-q with vec4 loads, stores and dot products',
   delta: 'Q, K, V and O move as vec4<f32> in storage and workgroup memory, and S_ij is a sum of vec4 dot()s.',
   kernel: { label: 'vec4.wgsl', code },

@@ -9,6 +9,7 @@ import code from './coalesced.wgsl';
 
 export const coalesced = singlePassRung({
   id: 'coalesced',
+  parent: 'restructure',
   title: 'GPU, restructure with K_j transposed on chip: neighbouring invocations read neighbouring addresses',
   delta: 'Stores K_j transposed in workgroup memory, so the S loop’s neighbouring invocations (neighbouring keys) read consecutive vec4s.',
   kernel: { label: 'coalesced.wgsl', code },

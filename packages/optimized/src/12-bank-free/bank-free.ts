@@ -19,6 +19,7 @@ export function bankFreeStorageBytes(d: number, { BR, BC }: Tiles): number {
 
 export const bankFree = singlePassRung({
   id: 'bank-free',
+  parent: 'lm-registers',
   title: 'GPU, lm-registers with bank-conflict-free layouts: padded rows, S transposed',
   delta: 'Pads the rows of Q_i, O_i and K_jᵀ to an odd number of vec4s and stores S transposed, so no warp access shares a bank.',
   kernel: { label: 'bank-free.wgsl', code },

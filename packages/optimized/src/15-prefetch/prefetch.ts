@@ -13,6 +13,7 @@ export const PREFETCH_SHAPE: TileKernelShape = { ocMax: 8, ldMax: 16 };
 
 export const prefetch = singlePassRung({
   id: 'prefetch',
+  parent: 'register-tiles',
   title: 'GPU, register tiling with the next K/V tile prefetched into registers during the current tile',
   delta: 'Issues the global loads of tile j + 1 before computing tile j, so their latency hides behind the S and P̃V loops.',
   requires: ['subgroups'],

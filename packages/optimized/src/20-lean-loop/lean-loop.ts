@@ -44,11 +44,11 @@ export function leanLoopRounding(shape: Shape, plan: SinglePassPlan): RoundingMo
 
 export const leanLoop = singlePassRung({
   id: 'lean-loop',
+  parent: 'split-keys',
   title: 'GPU, split-keys with its inner loop written for the compiler: multiply-add chains, shuffles written out',
   delta:
     'Scores accumulated as chains of multiply-adds instead of dot products added afterwards (no extra adds), the ' +
     'shuffle levels written out instead of a loop the compiler keeps, and 16 keys per step where no shuffles are needed.',
-  builtOn: 'split-keys',
   requires: ['subgroups'],
   kernel: LEAN_LOOP_KERNEL,
   plan: leanLoopPlanFor,
