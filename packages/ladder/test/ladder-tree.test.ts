@@ -13,6 +13,8 @@ function header(code: string): string {
   return lines.slice(0, end < 0 ? lines.length : end).join('\n');
 }
 
+/** The most lines a kernel's header comment takes: what changed, why, the measured result; the history is on the page. */
+const HEADER_LINES = 25;
 const kernelCode = (id: string): string[] => (LADDER.find((r) => r.id === id)?.kernels ?? []).map((k) => k.code);
 const branchRungs = (name: string): number[] => LADDER.filter((r) => branchOf(r, LADDER)?.name === name).map((r) => r.index);
 
@@ -31,9 +33,14 @@ describe('the ladder as a tree', () => {
   });
 
   it.each(LADDER.filter((r) => r.kind === 'gpu').map((r) => ({ rung: r, id: r.id })))(
-    'GPU rung $id names exactly its parent in its kernel header, "Changed from <parent>"',
+    'GPU rung $id names exactly its parent in its kernel header, "Changed from <parent>", and links its page',
     ({ rung }) => {
       const own = kernelCode(rung.id);
+      const page = `docs/rungs/${String(rung.index).padStart(2, '0')}-${rung.id}.md`;
+      for (const code of own) {
+        expect(header(code), `${rung.id}'s kernel header links its page`).toContain(page);
+        expect(header(code).split('\n').length, `${rung.id}'s kernel header: lines`).toBeLessThanOrEqual(HEADER_LINES);
+      }
       // fused-maxsmem runs its parent's kernel unchanged: that header is its parent's.
       if (rung.parent !== null && own.join() === kernelCode(rung.parent).join()) return;
       for (const code of own) {
