@@ -6,7 +6,13 @@
 import type { Rung } from '@fa/core';
 import { ladderTree, type TreeItem } from '@fa/ladder/browser';
 
-function list(items: readonly TreeItem<Rung>[], selected: string | undefined, select: (id: string) => void): HTMLUListElement {
+/** What the drawing marks: the selected rung and its parent, the rung its diff is against. */
+interface Marks {
+  selected: string | undefined;
+  parent: string | null | undefined;
+}
+
+function list(items: readonly TreeItem<Rung>[], marks: Marks, select: (id: string) => void): HTMLUListElement {
   const ul = document.createElement('ul');
   for (const entry of items) {
     const li = document.createElement('li');
@@ -15,7 +21,7 @@ function list(items: readonly TreeItem<Rung>[], selected: string | undefined, se
       const name = document.createElement('span');
       name.className = 'branch-name';
       name.textContent = entry.branch.name;
-      li.append(name, list(entry.items, selected, select));
+      li.append(name, list(entry.items, marks, select));
     } else {
       const { rung } = entry;
       li.dataset.rung = rung.id;
@@ -23,7 +29,7 @@ function list(items: readonly TreeItem<Rung>[], selected: string | undefined, se
       button.type = 'button';
       button.textContent = `${rung.index} ${rung.id}`;
       button.title = rung.parent === null ? rung.title : `${rung.title} (changes rung ${rung.parent})`;
-      if (rung.id === selected) {
+      if (rung.id === marks.selected) {
         button.className = 'selected';
         button.setAttribute('aria-current', 'true');
       }
@@ -31,7 +37,13 @@ function list(items: readonly TreeItem<Rung>[], selected: string | undefined, se
         select(rung.id);
       });
       li.append(button);
-      if (entry.shoots.length > 0) li.append(list(entry.shoots, selected, select));
+      if (rung.id === marks.parent) {
+        const note = document.createElement('span');
+        note.className = 'tree-note';
+        note.textContent = ' the selected rung’s parent: its diff is against this one';
+        li.append(note);
+      }
+      if (entry.shoots.length > 0) li.append(list(entry.shoots, marks, select));
     }
     ul.append(li);
   }
@@ -44,7 +56,8 @@ export function drawTree(container: HTMLElement, ladder: readonly Rung[], select
   const note = document.createElement('p');
   note.className = 'note';
   note.textContent = 'Each rung changes the rung above it in its list, or, first in a list, the rung the list hangs from: its parent, whose WGSL its diff is against.';
-  const tree = list(ladderTree(ladder), selected, select);
+  const parent = ladder.find((r) => r.id === selected)?.parent;
+  const tree = list(ladderTree(ladder), { selected, parent }, select);
   tree.className = 'tree';
   container.replaceChildren(heading, note, tree);
 }

@@ -213,6 +213,7 @@ describe('the teaching page in real browsers', () => {
         const staged = await source();
         expect(staged.heading).toMatch(/^WGSL, against its parent, rung 17 compensated-matrix: \+\d+ −\d+ lines of code$/);
         expect(await page.$eval('#tree li[data-rung="staged-matrix"] > button', (b) => b.getAttribute('aria-current'))).toBe('true');
+        expect(await page.$$eval('#tree .tree-note', (notes) => notes.map((n) => (n.parentElement as HTMLElement).dataset.rung))).toEqual(['compensated-matrix']);
         // naive's parent is a CPU rung: no WGSL to diff against, the whole kernel.
         await page.click('tr[data-rung="naive"]');
         const naive = await source();
