@@ -81,7 +81,10 @@ export const COMMANDS: Record<string, CommandHelp> = {
   },
   list: {
     usage: 'hw4-cli --list [--json] [--shape B,N,d]',
-    about: 'rungs in ladder order, availability here and why not, the GPU adapter, and which rung a run without --impl would use and why',
+    about:
+      'rungs in ladder order, availability here and why not, the GPU adapter, and which rung a run without --impl would use and why.\n' +
+      'With --json: {"rungs": [{"id", "index", "parent", "title", "delta", "kind", "requires", "available", "reason"?}], "choices", "adapter", …};\n' +
+      'parent is the id of the rung a rung changes (null for rung 1): the ladder is a tree (docs/ladder.md).',
     options: LIST_OPTIONS,
   },
   ladder: { usage: 'hw4-cli ladder [options]', about: 'run every rung on one generated input, check each against the oracle, print the table', options: LADDER_OPTIONS },

@@ -164,11 +164,19 @@ describe('hw4-cli information', () => {
   it('--list --json lists every rung with availability, and says why the GPU is missing', () => {
     const run = cli(['--list', '--json'], cpuOnly);
     expect(run.code).toBe(0);
-    const listed = JSON.parse(run.stdout) as { rungs: { id: string; index: number; kind: string; available: boolean; reason?: string }[]; adapter: unknown; gpuUnavailableReason?: string };
+    const listed = JSON.parse(run.stdout) as {
+      rungs: { id: string; index: number; parent: string | null; kind: string; available: boolean; reason?: string }[];
+      adapter: unknown;
+      gpuUnavailableReason?: string;
+    };
     expect(listed.adapter).toBeNull();
     expect(listed.gpuUnavailableReason).toMatch(/FA_GPU=off/);
     const rungs = listed.rungs;
     expect(rungs.map((r) => r.index)).toEqual(rungs.map((_, i) => i + 1));
+    // The ladder is a tree: every rung but the first names the rung it changes.
+    expect(rungs[0]?.parent).toBeNull();
+    expect(rungs.slice(1).filter((r) => typeof r.parent !== 'string')).toEqual([]);
+    expect(rungs.find((r) => r.id === 'staged-matrix')?.parent).toBe('compensated-matrix');
     for (const rung of rungs) {
       expect(typeof rung.id).toBe('string');
       expect(['cpu', 'gpu']).toContain(rung.kind);

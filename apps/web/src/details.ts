@@ -1,6 +1,7 @@
 /**
- * The selected rung: its title and what changed, its page from docs/rungs, and its WGSL with a line diff from the
- * nearest GPU rung below it (or from the rung it names as `builtOn`).
+ * The selected rung: its title and what changed, its page from docs/rungs, and its WGSL with a line diff from its
+ * parent's (the rung it changes: rung 23 staged-matrix diffs against rung 17 compensated-matrix). A rung whose parent
+ * has no WGSL (naive, whose parent is the CPU rung seq-flash) shows its whole kernel.
  */
 import type { Rung } from '@fa/core';
 import { diffCounts, hunks, lineDiff, splitHeaderComment, type DiffLine } from './diff.js';
@@ -23,22 +24,22 @@ function sourceView(rung: Rung, ladder: readonly Rung[]): HTMLElement {
     section.append(p);
     return section;
   }
-  const base = rung.builtOn === undefined ? undefined : ladder.find((r) => r.id === rung.builtOn);
-  const below = base ?? ladder.filter((r) => r.index < rung.index && wgslOf(r) !== undefined).at(-1);
-  if (!below) {
-    heading.textContent = 'WGSL (the first GPU rung)';
+  const parent = ladder.find((r) => r.id === rung.parent);
+  const parentCode = parent === undefined ? undefined : wgslOf(parent);
+  if (parent === undefined || parentCode === undefined) {
+    heading.textContent = parent === undefined ? 'WGSL' : `WGSL (its parent, rung ${parent.index} ${parent.id}, is a ${parent.kind.toUpperCase()} rung: the whole kernel)`;
     section.append(linesView(code.split('\n').map((text) => ({ op: 'same' as const, text }))));
     return section;
   }
   // The header comments (what changed and why, in prose) differ in nearly every line between rungs; the page above
   // says the same, so their diff is collapsed and the diff opens on the code.
-  const before = splitHeaderComment(wgslOf(below) ?? '');
+  const before = splitHeaderComment(parentCode);
   const after = splitHeaderComment(code);
   const lines = lineDiff(before.code, after.code);
   const headerLines = lineDiff(before.header, after.header);
   const { added, removed } = diffCounts(lines);
   const header = diffCounts(headerLines);
-  heading.textContent = `WGSL, against rung ${below.index} ${below.id}: +${added} −${removed} lines of code`;
+  heading.textContent = `WGSL, against its parent, rung ${parent.index} ${parent.id}: +${added} −${removed} lines of code`;
   if (header.added + header.removed > 0) {
     const folded = document.createElement('details');
     folded.className = 'diff-header';
@@ -49,7 +50,7 @@ function sourceView(rung: Rung, ladder: readonly Rung[]): HTMLElement {
   }
   if (added + removed === 0) {
     const same = document.createElement('p');
-    same.textContent = `The same WGSL code as rung ${below.index} ${below.id}: this rung changes only the host code (its page says how).`;
+    same.textContent = `The same WGSL code as its parent, rung ${parent.index} ${parent.id}: this rung changes only the host code (its page says how).`;
     section.append(same);
   } else {
     section.append(linesView(hunks(lines)));

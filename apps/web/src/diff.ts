@@ -1,5 +1,5 @@
 /**
- * A line diff by longest common subsequence: what a rung's WGSL keeps, drops and adds against the rung below.
+ * A line diff by longest common subsequence: what a rung's WGSL keeps, drops and adds against its parent's.
  * Quadratic in lines, fine for kernels of a few hundred lines.
  */
 export type DiffOp = 'same' | 'added' | 'removed';

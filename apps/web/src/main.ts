@@ -17,6 +17,7 @@ import { browserEnv } from './gpu.js';
 import { readParams } from './params.js';
 import { rungMs, runLadder, type RungRow } from './run-ladder.js';
 import { drawTable, type TableExtras } from './table.js';
+import { drawTree } from './tree.js';
 import { ComputeWorker } from './worker-client.js';
 
 export interface LadderResultEntry {
@@ -59,6 +60,7 @@ const referenceLine = byId('reference') as HTMLParagraphElement;
 const tableBody = (byId('results') as HTMLTableElement).tBodies[0] as HTMLTableSectionElement;
 const chart = document.getElementById('chart') as unknown as SVGSVGElement;
 const details = byId('details');
+const tree = byId('tree');
 
 const params = readParams(location.search);
 let selected: string = params.impl[0] ?? LADDER.find((r) => r.kind === 'gpu')?.id ?? LADDER[0]?.id ?? '';
@@ -72,6 +74,7 @@ let current: { controller: AbortController } | undefined;
 
 function redraw(): void {
   drawTable(tableBody, lastRows, selected, select, extras);
+  drawTree(tree, LADDER, selected, select);
 }
 
 function select(id: string): void {

@@ -3,9 +3,10 @@
  * on lavapipe) load the built page with `?shape=2,40,16&autorun=1` and wait for `window.ladderResult`. Every rung
  * must pass or be skipped with a reason, and several GPU rungs must pass. Chromium's run saves a screenshot. Then the
  * page's behaviour: speedups compare like with like, the software adapter is named and the H100 numbers shown, a
- * skipped rung's reason stays on one line, a diff opens on code with the header comment folded, a bad address runs
- * nothing, a long run is estimated and not autorun, Stop ends a run (CPU or GPU rung) and the page works after it,
- * and the colours follow a dark scheme (Chromium, which emulates it).
+ * skipped rung's reason stays on one line, a diff opens on code with the header comment folded, the ladder is drawn
+ * as a tree and each rung's diff is against its parent (rung 23's against rung 17), a bad address runs nothing, a
+ * long run is estimated and not autorun, Stop ends a run (CPU or GPU rung) and the page works after it, and the
+ * colours follow a dark scheme (Chromium, which emulates it).
  * A missing browser skips its tests with the reason, unless FA_REQUIRE_BROWSERS=1 makes that a failure.
  */
 import { existsSync, mkdirSync } from 'node:fs';
@@ -188,6 +189,39 @@ describe('the teaching page in real browsers', () => {
         }
         await page.close();
       }, 300_000);
+
+      it(title('draws the ladder as a tree and diffs each rung against its parent'), async () => {
+        const log: string[] = [];
+        const page = await open(await launched(), `?shape=${SHAPE}`, log);
+        await page.waitForSelector('#tree li[data-rung="resident-o"]');
+        const tree = await page.$eval('#tree ul.tree', (ul) => ({
+          branches: [...ul.querySelectorAll('.branch-name')].map((name) => name.textContent),
+          matrixUnit: [...(ul.querySelectorAll('li.branch')[1]?.querySelectorAll('li[data-rung]') ?? [])].map((li) => (li as HTMLElement).dataset.rung),
+          underLeanLoop: [...ul.querySelectorAll('li[data-rung="lean-loop"] > ul > li')].map((li) => (li as HTMLElement).dataset.rung),
+        }));
+        expect(tree.branches).toEqual(['trunk', 'matrix-unit branch', 'fp32 branch']);
+        expect(tree.matrixUnit).toEqual(['f16-matrix', 'compensated-matrix', 'staged-matrix', 'resident-o']);
+        expect(tree.underLeanLoop).toEqual(['four-rows', 'split-softmax']);
+
+        // Rung 23 grows from rung 17, past the fp32 branch: its diff is against rung 17's kernel.
+        await page.click('#tree li[data-rung="staged-matrix"] > button');
+        const source = (): Promise<{ heading: string; code: string }> =>
+          page.$eval('#details section.source', (section) => ({
+            heading: section.querySelector('h3')?.textContent ?? '',
+            code: section.querySelector(':scope > pre.diff')?.textContent ?? '',
+          }));
+        const staged = await source();
+        expect(staged.heading).toMatch(/^WGSL, against its parent, rung 17 compensated-matrix: \+\d+ −\d+ lines of code$/);
+        expect(await page.$eval('#tree li[data-rung="staged-matrix"] > button', (b) => b.getAttribute('aria-current'))).toBe('true');
+        expect(await page.$$eval('#tree .tree-note', (notes) => notes.map((n) => (n.parentElement as HTMLElement).dataset.rung))).toEqual(['compensated-matrix']);
+        // naive's parent is a CPU rung: no WGSL to diff against, the whole kernel.
+        await page.click('tr[data-rung="naive"]');
+        const naive = await source();
+        expect(naive.heading).toBe('WGSL (its parent, rung 2 seq-flash, is a CPU rung: the whole kernel)');
+        expect(naive.code).toContain('Changed from seq-flash');
+        expect(log.filter((line) => line.startsWith('page error'))).toEqual([]);
+        await page.close();
+      }, 120_000);
 
       it(title('runs nothing on a bad shape in the address, and says why'), async () => {
         const log: string[] = [];

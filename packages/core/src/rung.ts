@@ -27,13 +27,15 @@ export interface RungDefinition {
   readonly kind: RungKind;
   /** One line: what the rung is. */
   readonly title: string;
-  /** One sentence: what changed from the rung below (or from `builtOn`), and why it should be faster. */
+  /** One sentence: what changed from its `parent`, and why it should be faster. */
   readonly delta: string;
   /**
-   * The id of the rung this one changes, when that is not the rung directly below it (rung 18 `row-split` changes
-   * rung 15 `prefetch`, past the two matrix-unit rungs): the teaching page diffs its kernel against that rung's.
+   * The id of the rung this one changes (null only for the first rung): the ladder is a tree, not a line. Rungs 1-15
+   * are its trunk; rung 18 `row-split` changes rung 15 `prefetch`, past the two matrix-unit rungs, and starts the fp32
+   * branch (18-22); rungs 16-17 and 23-24 are the matrix-unit branch. The teaching page diffs a rung's kernel against
+   * its parent's.
    */
-  readonly builtOn?: string;
+  readonly parent: string | null;
   /** WebGPU features the rung needs. */
   readonly requires?: readonly GPUFeatureName[];
   /**

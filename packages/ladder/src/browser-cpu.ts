@@ -11,6 +11,7 @@ const WHY_NOT = "runs on Node's worker threads (hw4-cli), not in a browser";
 
 export const cpu: RungDefinition = {
   id: 'cpu',
+  parent: 'seq-flash',
   kind: 'cpu',
   title: 'Multi-threaded CPU (worker threads over batches and row blocks)',
   delta: 'Spreads batches × row blocks over one worker thread per core, sharing memory, with float64 accumulation.',

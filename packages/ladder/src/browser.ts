@@ -6,3 +6,4 @@
 export { LADDER, findRung } from './ladder.js';
 export * from './cases.js';
 export * from './conformance.js';
+export * from './tree.js';

@@ -3,3 +3,4 @@ export * from './cases.js';
 export * from './conformance.js';
 export * from './choice.js';
 export { CHOICE_TABLE } from './choice-table.js';
+export * from './tree.js';

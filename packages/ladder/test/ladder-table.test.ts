@@ -19,15 +19,6 @@ describe('the ladder table', () => {
     expect(LADDER.map((r) => r.index)).toEqual(LADDER.map((_, i) => i + 1));
   });
 
-  it('names as builtOn only a GPU rung below the rung', () => {
-    for (const rung of LADDER.filter((r) => r.builtOn !== undefined)) {
-      const base = LADDER.find((r) => r.id === rung.builtOn);
-      expect(base?.kind, `${rung.id} is built on ${rung.builtOn}`).toBe('gpu');
-      expect(base?.index ?? Infinity).toBeLessThan(rung.index);
-    }
-    expect(LADDER.find((r) => r.id === 'row-split')?.builtOn).toBe('prefetch');
-  });
-
   it.each(LADDER.map((r) => ({ id: r.id, index: r.index })))('rung $index $id has its doc page', ({ id, index }) => {
     expect(existsSync(`${docs}${pageOf(index, id)}`), `docs/rungs/${pageOf(index, id)} is missing`).toBe(true);
     expect(readFileSync(`${docs}${pageOf(index, id)}`, 'utf8')).toMatch(new RegExp(`^# Rung ${index} — \`${id}\``));

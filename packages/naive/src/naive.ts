@@ -116,6 +116,7 @@ function tileParams(N: number, d: number, batches: number, Tc: number, align: nu
 
 export const naive: RungDefinition = {
   id: 'naive',
+  parent: 'seq-flash',
   kind: 'gpu',
   title: 'GPU, one dispatch per step of Algorithm 1, intermediates in GPU memory',
   delta: 'Moves to the GPU with one thread per element of each step: six dispatches per K/V tile, every step through GPU memory.',

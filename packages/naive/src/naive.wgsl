@@ -1,16 +1,20 @@
 // Rung 4 — naive: the per-step kernel set.
 //
-// Changed from the CPU rungs: the work moves to the GPU, one thread per element of each step. For one K/V tile j
-// (the host loops over j = 0..Tc-1 and passes kv0 = j·Bc) six dispatches run, each one step of Algorithm 1 over every
-// batch and every query row at once, each reading its inputs from and writing its result to GPU memory:
+// Changed from seq-flash: its Algorithm 1 moves from one CPU thread to the GPU, one thread per element of each step.
+// For one K/V tile j (the host loops over j = 0..Tc-1 and passes kv0 = j·Bc) six dispatches run, each one step of
+// Algorithm 1 over every batch and every query row at once, each reading its inputs from and writing its result to GPU
+// memory:
 //   scores        S_ij  = Q_i K_jᵀ · scale                      (batches × N × Bc)
 //   row_max       m̃_ij = rowmax(S_ij)                           (batches × N)
 //   exponentiate  P̃_ij = exp(S_ij − m̃_ij), written over S
 //   row_sum       ℓ̃_ij = rowsum(P̃_ij)
 //   update_o      O_i   = diag(ℓ_new)⁻¹ (diag(ℓ_i) e^(m_i − m_new) O_i + e^(m̃_ij − m_new) P̃_ij V_j)
 //   update_ml     ℓ_i = ℓ_new,  m_i = m_new
-// It is slow on purpose: S makes four round trips through GPU memory per tile, O two, and every step pays a
-// dispatch. The fused rung keeps all of it on chip in one kernel.
+// Why it should be faster: thousands of GPU threads instead of one CPU thread. It is still slow on purpose: S makes
+// four round trips through GPU memory per tile, O two, and every step pays a dispatch. The fused rung keeps all of it
+// on chip in one kernel.
+// Measured (H100): 0.70-0.80 TFLOP/s (40.8 ms at 13600×128×32, 694-733 ms at 500×2048×64), 119× the 16-core cpu rung at
+// 13600×128×32 and 23.5-45.2× PyTorch's fp32 time. Page: docs/rungs/04-naive.md.
 
 override D: u32;          // head size d
 override BC: u32;         // K/V tile rows Bc

@@ -125,6 +125,7 @@ function runOn(worker: Worker, job: PoolJob): Promise<void> {
 
 export const cpu: RungDefinition = {
   id: 'cpu',
+  parent: 'seq-flash',
   kind: 'cpu',
   title: `Multi-threaded CPU (worker threads over batches and row blocks, ${availableParallelism()} cores here)`,
   delta: 'Spreads batches × row blocks over one worker thread per core, sharing memory, with float64 accumulation.',

@@ -49,6 +49,7 @@ export const seqAttentionKernel: BatchKernel = wholeBatch(seqAttentionSteps);
 
 export const seqAttention: RungDefinition = {
   id: 'seq-attention',
+  parent: null,
   kind: 'cpu',
   title: 'Sequential attention on one CPU thread (float32)',
   delta: 'The starting point: a full row of N scores per query, max-subtracted softmax, then P·V.',

@@ -93,6 +93,7 @@ function seqFlashSteps({ Br, Bc }: FlashBlocks = SEQ_FLASH_BLOCKS, initialMax = 
 
 export const seqFlash: RungDefinition = {
   id: 'seq-flash',
+  parent: 'seq-attention',
   kind: 'cpu',
   title: 'FlashAttention Algorithm 1 on one CPU thread (float32)',
   delta: 'Tiles K/V (outer loop) and Q (inner loop) with a running max m and sum ℓ, so no full row of scores exists.',

@@ -39,6 +39,8 @@ export interface MatrixRungSpec {
   id: string;
   title: string;
   delta: string;
+  /** The id of the rung this one changes (see `RungDefinition.parent`). */
+  parent: string;
   kernel: KernelSource;
   /** f16 copies of each of Q, K, V in the scratch buffer: 1 (rounded) or 2 (high and low parts). */
   parts: 1 | 2;
@@ -218,6 +220,7 @@ export function matrixRung(spec: MatrixRungSpec): RungDefinition {
     kind: 'gpu',
     title: spec.title,
     delta: spec.delta,
+    parent: spec.parent,
     requires: ['shader-f16', 'subgroups', SUBGROUP_MATRIX_FEATURE],
     ...(spec.reducedPrecision ? { reducedPrecision: spec.reducedPrecision } : {}),
     // Every operand is stored as f16 (high and low parts too): values past 65504 overflow.

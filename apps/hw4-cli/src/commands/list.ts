@@ -26,6 +26,8 @@ export async function listCommand(args: string[]): Promise<number> {
 export interface ListedRung {
   id: string;
   index: number;
+  /** The id of the rung this one changes: the ladder is a tree (null for the first rung). */
+  parent: string | null;
   title: string;
   delta: string;
   kind: 'cpu' | 'gpu';
@@ -44,6 +46,7 @@ export function listRungs(env: RunEnv): ListedRung[] {
     const entry: ListedRung = {
       id: rung.id,
       index: rung.index,
+      parent: rung.parent,
       title: rung.title,
       delta: rung.delta,
       kind: rung.kind,

@@ -102,7 +102,7 @@ export function singlePassRung(rung: SinglePassRung): RungDefinition {
     kind: 'gpu',
     title: rung.title,
     delta: rung.delta,
-    ...(rung.builtOn ? { builtOn: rung.builtOn } : {}),
+    parent: rung.parent,
     ...(rung.requires ? { requires: rung.requires } : {}),
     kernels: [rung.kernel],
     supports: (shape, env) => {

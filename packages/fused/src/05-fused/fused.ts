@@ -8,6 +8,7 @@ import { FUSED_KERNEL, fusedPlan } from '../fused-kernel.js';
 
 export const fused = singlePassRung({
   id: 'fused',
+  parent: 'naive',
   title: 'GPU, Algorithm 1 fused into one kernel: K/V tile outer, Q tile inner, one workgroup per batch',
   delta: 'Fuses the six steps into one kernel with tiles in workgroup memory; S and P never touch GPU memory.',
   kernel: FUSED_KERNEL,

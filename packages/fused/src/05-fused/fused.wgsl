@@ -2,8 +2,13 @@
 //
 // Changed from naive: the six steps of each (i, j) tile pair run inside one kernel, and S_ij, P̃_ij, m̃_ij, ℓ̃_ij never
 // leave the chip: K_j, V_j, Q_i and S_ij live in workgroup memory. As the paper writes it, the K/V loop is outer and
-// the Q loop inner, and O, ℓ and m stay in GPU memory ("HBM"), read and written once per (i, j). One workgroup
-// computes one batch, so a launch has only B workgroups: the next rungs fix that.
+// the Q loop inner, and O, ℓ and m stay in GPU memory ("HBM"), read and written once per (i, j). One workgroup computes
+// one batch, so a launch has only B workgroups: the next rungs fix that.
+//
+// Why it should be faster: no round trip of S through GPU memory and no dispatch boundary between the steps.
+// Measured (H100): with many batches the fastest GPU rung so far (13600×128×32: 15.9 ms, 2.56× naive); with few, far
+// slower (4×32768×32: 4 workgroups, 35.4 s, 0.02× naive). Rung 6's larger tiles: 1.38-1.76× this where workgroups are
+// few, 0.45× at 13600×128×32. Pages: docs/rungs/05-fused.md, docs/rungs/06-fused-maxsmem.md.
 //
 // Tile sizes are override constants: Br query rows, Bc key rows, D the head size.
 

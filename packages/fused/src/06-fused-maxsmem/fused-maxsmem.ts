@@ -9,6 +9,7 @@ import { largestTilesFor } from '../tiles.js';
 
 export const fusedMaxsmem = singlePassRung({
   id: 'fused-maxsmem',
+  parent: 'fused',
   title: "GPU, the fused kernel with the largest tiles the adapter's workgroup memory holds",
   delta: 'Sizes Br = Bc from maxComputeWorkgroupStorageSize instead of 16, so O, ℓ, m make fewer round trips to memory.',
   kernel: FUSED_KERNEL,

@@ -10,6 +10,7 @@ const FUSED_SPLIT_Q_KERNEL = { label: 'fused-split-q.wgsl', code };
 
 export const fusedSplitQ = singlePassRung({
   id: 'fused-split-q',
+  parent: 'fused',
   title: 'GPU, one workgroup per (batch, Q tile), loops swapped: O, ℓ, m stay on chip',
   delta: 'Launches B·Tr workgroups instead of B and keeps O_i, ℓ_i, m_i in workgroup memory, written once at the end.',
   kernel: FUSED_SPLIT_Q_KERNEL,

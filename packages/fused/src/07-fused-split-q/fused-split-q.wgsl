@@ -1,10 +1,14 @@
 // Rung 7 — fused-split-q: one workgroup per (batch, Q tile), loops swapped.
 //
-// Changed from fused (rungs 5-6): each workgroup owns one query tile Q_i of one batch, so a launch has B·Tr
-// workgroups instead of B and fills the GPU. With Q_i fixed per workgroup the loops swap: the K/V loop is the only
-// loop, and O_i, ℓ_i and m_i stay on chip (workgroup memory) for the whole computation: O is written once, at the
-// end, and ℓ and m never reach GPU memory at all. K_j and V_j are now read once per query tile instead of once per
-// batch, which the parallelism more than pays for.
+// Changed from fused: each workgroup owns one query tile Q_i of one batch, so a launch has B·Tr workgroups instead of B
+// and fills the GPU. With Q_i fixed per workgroup the loops swap: the K/V loop is the only loop, and O_i, ℓ_i and m_i
+// stay on chip (workgroup memory) for the whole computation: O is written once, at the end, and ℓ and m never reach GPU
+// memory at all. Tiles are the largest that fit (as rung 6's).
+//
+// Why it should be faster: enough workgroups for every SM, and O, ℓ, m move once per row instead of once per (i, j).
+// K_j and V_j are now read once per query tile instead of once per batch, which the parallelism more than pays for.
+// Measured (H100): 32.1× fused-maxsmem at 4×32768×32, 68.1× at 2×32768×64, 1.13-1.21× naive at N ≥ 2048 (0.88-0.92
+// TFLOP/s); slower at 13600×128×32 (37.2 ms, 0.43× fused). Page: docs/rungs/07-fused-split-q.md.
 //
 // Tile sizes are override constants: Br query rows, Bc key rows, D the head size.
 

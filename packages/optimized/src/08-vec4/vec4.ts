@@ -10,6 +10,7 @@ const VEC4_KERNEL = { label: 'vec4.wgsl', code };
 
 export const vec4 = singlePassRung({
   id: 'vec4',
+  parent: 'fused-split-q',
   title: 'GPU, fused-split-q with vec4 loads, stores and dot products',
   delta: 'Q, K, V and O move as vec4<f32> in storage and workgroup memory, and S_ij is a sum of vec4 dot()s.',
   kernel: VEC4_KERNEL,

@@ -11,6 +11,7 @@ const RESTRUCTURE_KERNEL = { label: 'restructure.wgsl', code };
 
 export const restructure = singlePassRung({
   id: 'restructure',
+  parent: 'vec4',
   title: 'GPU, vec4 with invariant work hoisted: scale folded into Q_i, no division in any loop',
   delta: 'Folds 1/√d into Q_i at load and computes each invocation’s row, column and bases once instead of per element.',
   kernel: RESTRUCTURE_KERNEL,

@@ -11,6 +11,7 @@ const COALESCED_KERNEL = { label: 'coalesced.wgsl', code };
 
 export const coalesced = singlePassRung({
   id: 'coalesced',
+  parent: 'restructure',
   title: 'GPU, restructure with K_j transposed on chip: neighbouring invocations read neighbouring addresses',
   delta: 'Stores K_j transposed in workgroup memory, so the S loop’s neighbouring invocations (neighbouring keys) read consecutive vec4s.',
   kernel: COALESCED_KERNEL,

@@ -13,6 +13,7 @@ const LM_REGISTERS_KERNEL = { label: 'lm-registers.wgsl', code };
 
 export const lmRegisters = singlePassRung({
   id: 'lm-registers',
+  parent: 'coalesced',
   title: 'GPU, coalesced with one invocation per query row: m and ℓ in registers, two barriers per tile',
   delta: 'Each invocation owns one query row: its scores, row maximum and sum, m, ℓ (in registers) and O row; no single-thread statistics phase.',
   kernel: LM_REGISTERS_KERNEL,

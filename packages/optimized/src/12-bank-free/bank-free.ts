@@ -12,6 +12,7 @@ const BANK_FREE_KERNEL = { label: 'bank-free.wgsl', code };
 
 export const bankFree = singlePassRung({
   id: 'bank-free',
+  parent: 'lm-registers',
   title: 'GPU, lm-registers with bank-conflict-free layouts: padded rows, S transposed',
   delta: 'Pads the rows of Q_i, O_i and K_jᵀ to an odd number of vec4s and stores S transposed, so no warp access shares a bank.',
   kernel: BANK_FREE_KERNEL,

@@ -37,6 +37,7 @@ function qRegistersTiles(limit: number, d: number, N: number): Tiles | undefined
 
 export const qRegisters = singlePassRung({
   id: 'q-registers',
+  parent: 'bank-free',
   title: 'GPU, bank-free with each query row, its scores and its O row in registers: 64 rows per workgroup',
   delta: 'Keeps each invocation’s q row, scores and O accumulator in registers, so workgroup memory holds only K_jᵀ and V_j and Br is 64.',
   kernel: Q_REGISTERS_KERNEL,

@@ -10,6 +10,7 @@ const REGISTER_TILES_KERNEL = { label: 'register-tiles.wgsl', code };
 
 export const registerTiles = singlePassRung({
   id: 'register-tiles',
+  parent: 'q-registers',
   title: 'GPU, FlashAttention-2 register tiling: 4 rows × Bc/G keys of S and 4 rows × d/G columns of O per invocation',
   delta: 'Each value read from workgroup memory feeds 16 multiply-adds instead of 4; row statistics through subgroup shuffles; exp2 with the scale folded into Q.',
   requires: ['subgroups'],

@@ -10,6 +10,7 @@ const PREFETCH_KERNEL = { label: 'prefetch.wgsl', code };
 
 export const prefetch = singlePassRung({
   id: 'prefetch',
+  parent: 'register-tiles',
   title: 'GPU, register tiling with the next K/V tile prefetched into registers during the current tile',
   delta: 'Issues the global loads of tile j + 1 before computing tile j, so their latency hides behind the S and P̃V loops.',
   requires: ['subgroups'],

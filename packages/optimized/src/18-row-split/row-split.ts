@@ -11,12 +11,12 @@ const ROW_SPLIT_KERNEL = { label: 'row-split.wgsl', code };
 
 export const rowSplit = singlePassRung({
   id: 'row-split',
+  parent: 'prefetch',
   title: 'GPU, each pair of query rows split over H invocations: Q, S, P̃ and O in registers, only K_j and V_j in workgroup memory',
   delta:
     'Each row pair owned by H invocations that sum their shares of the scores with subgroup shuffles: P̃ never goes ' +
     'through workgroup memory, Q stays in registers, a workgroup needs 4-16 KiB instead of about 43 (more warps per SM); ' +
     'O rescaled lazily.',
-  builtOn: 'prefetch',
   requires: ['subgroups'],
   kernel: ROW_SPLIT_KERNEL,
   plan: (shape, gpu) => {

@@ -12,11 +12,11 @@ const SPLIT_KEYS_KERNEL = { label: 'split-keys.wgsl', code };
 
 export const splitKeys = singlePassRung({
   id: 'split-keys',
+  parent: 'row-split',
   title: 'GPU, row-split with the keys of each row block split over S workgroups, then a pass that merges the parts',
   delta:
     'S workgroups share a row block, each over a range of K/V tiles, writing unnormalized O, m and ℓ; a second ' +
     'dispatch merges them. S times the workgroups for shapes with few rows, for the cost of one more pass.',
-  builtOn: 'row-split',
   requires: ['subgroups'],
   kernel: SPLIT_KEYS_KERNEL,
   plan: (shape: Shape, gpu: GpuContext) => {

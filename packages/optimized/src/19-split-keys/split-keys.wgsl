@@ -1,35 +1,20 @@
 // Rung 19 — split-keys: row-split's kernel with the keys of each row block split over SPLITS workgroups.
 //
 // Changed from row-split: a workgroup there owned a block of rows and every key, so a shape with few rows (10×2048×64:
-// 20480 rows) made a grid of 160 workgroups, under five warps per SM on an H100, too few to hide latency. Here the
-// grid is SPLITS times larger: workgroup (b, i, s) runs row-split's loop over the s-th of SPLITS ranges of K/V tiles
-// (⌊Tc/SPLITS⌋ or ⌈Tc/SPLITS⌉ tiles each, never empty: the host keeps SPLITS ≤ Tc) and writes its unnormalized O, m
-// and ℓ for its rows to a scratch buffer; a second entry point, `combine`, then merges the partial results of each
-// row as FlashAttention-2 merges tiles:
+// 20480 rows) made a grid of 160 workgroups, under five warps per SM on an H100, too few to hide latency. Here the grid
+// is SPLITS times larger: workgroup (b, i, s) runs row-split's loop over the s-th of SPLITS ranges of K/V tiles
+// (⌊Tc/SPLITS⌋ or ⌈Tc/SPLITS⌉ tiles each, never empty: the host keeps SPLITS ≤ Tc) and writes its unnormalized O, m and
+// ℓ for its rows to a scratch buffer; a second entry point, `combine`, then merges the partial results of each row as
+// FlashAttention-2 merges tiles:
 //   M = max_s m_s,  ℓ = Σ_s 2^(m_s − M) ℓ_s,  O = Σ_s 2^(m_s − M) O_s / ℓ.
-// The cost is the scratch traffic (SPLITS partial rows of O per row, written once and read once) and one more
-// dispatch. With SPLITS = 1 (grids large enough already) the kernel is row-split's: O is written directly, no second
-// pass.
-// SPLITS is a uniform (params.splits), not an override: it only picks each workgroup's key range and where its
-// partial results go, so one compiled pipeline serves every number of ranges.
-// Everything else, including the comments below, is row-split's.
-//
-// row-split (rung 18), changed from prefetch (rung 15, the fastest fp32 rung before this one): there an invocation owned 4 rows × Bc/G
-// keys of S but 4 rows × d/G columns of O, so P̃ went through workgroup memory (a store, a barrier and a load per
-// tile), and Q_iᵀ sat in workgroup memory too: 43 KiB per workgroup at d = 64, five workgroups per SM. Here the H
-// invocations of a row group share two rows and split d between them: invocation h keeps vec4 columns h, h + H,
-// h + 2H, … of Q and O of both rows, computes its share of the dot products with 8 keys at a time, and adds the H
-// shares with subgroup shuffles, after which every invocation of the group holds the whole scores, their P̃ and the
-// row statistics. P̃ never leaves registers, Q_i is read from memory once, and workgroup memory holds only K_j and
-// V_j (4-16 KiB): several times the warps per SM. The H invocations of a group read adjacent vec4s of K_j and V_j
-// and the groups read the same ones (broadcast, no bank conflicts); each vector read feeds 8 multiply-adds.
-// H = 1 when a row's d/4 vec4s fit the registers (d ≤ 32): no shuffles at all. When H does not divide d/4 (d = 36,
-// 100, …) the rows of K_j and V_j are padded with zero columns to H·C vec4s and the missing columns of Q read as 0.
-// The rescale of O is lazy (as in rung 16): m_i only moves when a score passes it by more than TAU (base 2), so
-// P̃ ≤ 2^TAU and O is rescaled a few times per row instead of once per tile; O and ℓ share the scale, so the result
-// is the same.
-// The two rows are named (q0, q1, o0, …) rather than indexed: the compiler does not unroll a loop that holds a
-// subgroup shuffle, and register arrays indexed in a loop that is not unrolled live in memory (3.5-5.5× slower, measured).
+// With SPLITS = 1 (grids large enough already) the kernel is row-split's: O is written directly, no second pass. SPLITS
+// is a uniform (params.splits), not an override: it only picks each workgroup's key range and where its partial results
+// go, so one compiled pipeline serves every number of ranges. Everything else (row groups of H invocations on two rows,
+// lazy rescale, padding) is row-split's: its header and docs/rungs/18-row-split.md.
+// Why it should be faster: SPLITS times the workgroups where the grid is small; the cost is the scratch traffic (SPLITS
+// partial rows of O per row, written once and read once) and one more dispatch.
+// Measured (H100): at 10×2048×64 (S = 4) 0.424 ms, 1.44× row-split, 1.27× prefetch, 0.97 of PyTorch's fp32 speed; where
+// S = 1 it matches row-split within 1%. Page: docs/rungs/19-split-keys.md.
 
 enable subgroups;
 

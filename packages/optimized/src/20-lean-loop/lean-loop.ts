@@ -10,11 +10,11 @@ const LEAN_LOOP_KERNEL = { label: 'lean-loop.wgsl', code };
 
 export const leanLoop = singlePassRung({
   id: 'lean-loop',
+  parent: 'split-keys',
   title: 'GPU, split-keys with its inner loop written for the compiler: multiply-add chains, shuffles written out',
   delta:
     'Scores accumulated as chains of multiply-adds instead of dot products added afterwards (no extra adds), the ' +
     'shuffle levels written out instead of a loop the compiler keeps, and 16 keys per step where no shuffles are needed.',
-  builtOn: 'split-keys',
   requires: ['subgroups'],
   kernel: LEAN_LOOP_KERNEL,
   plan: leanLoopPlanFor,

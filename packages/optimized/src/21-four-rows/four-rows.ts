@@ -28,11 +28,11 @@ export function fourRowsTilesFor(shape: Shape, gpu: GpuContext): RowSplitTiles |
 
 export const fourRows = singlePassRung({
   id: 'four-rows',
+  parent: 'lean-loop',
   title: 'GPU, lean-loop with four query rows per row group: each vector read from workgroup memory feeds 16 multiply-adds',
   delta:
     'A row group owns four rows instead of two and H doubles so that Q and O still fit the registers: half the ' +
     'workgroup-memory reads per multiply-add, for one more level of shuffles. Pays only at d = 128.',
-  builtOn: 'lean-loop',
   requires: ['subgroups'],
   kernel: FOUR_ROWS_KERNEL,
   plan: (shape: Shape, gpu: GpuContext) => {

@@ -11,11 +11,11 @@ const SPLIT_SOFTMAX_KERNEL = { label: 'split-softmax.wgsl', code };
 
 export const splitSoftmax = singlePassRung({
   id: 'split-softmax',
+  parent: 'lean-loop',
   title: 'GPU, lean-loop with each row\'s softmax computed once per row group instead of by every invocation of it',
   delta:
     'The two invocations of a pair hold their rows in opposite order, so one shuffle both sums the scores and leaves ' +
     'each with one whole row: half the exponentials and softmax arithmetic, P̃ of the other row by a second shuffle.',
-  builtOn: 'lean-loop',
   requires: ['subgroups'],
   kernel: SPLIT_SOFTMAX_KERNEL,
   plan: leanLoopPlanFor,

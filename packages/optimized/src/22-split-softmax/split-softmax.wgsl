@@ -1,5 +1,5 @@
-// Rung 22 — split-softmax: lean-loop with the softmax of a row group's two rows split between its invocations
-// instead of repeated by each of them.
+// Rung 22 — split-softmax: lean-loop with the softmax of a row group's two rows split between its invocations instead
+// of repeated by each of them.
 //
 // Changed from lean-loop: there the H invocations of a row group each held both rows' whole scores after the shuffles,
 // and each computed the same maximum, 2^(S − m) and ℓ for both rows: at d = 64 (H = 2, 8 keys per step) that is 16
@@ -7,59 +7,18 @@
 // instructions beside 512 multiply-adds per step, where d = 32 (H = 1, 16 keys, no shuffles) needs about 130 beside
 // 2048. Here the invocations of a pair hold the two rows in opposite order: invocation h calls row i·BR + 2g + (h & 1)
 // its row A and the other one its row B, and keeps the same columns of both. Then one shuffle level both sums and
-// splits: A's scores += the partner's B scores, which are the partner's share of this invocation's row A, so after
-// it each invocation holds the whole scores of one row only (a reduce-scatter; at H = 4 the second level, xor 2,
-// pairs invocations that own the same row and is a plain sum). Each invocation computes the maximum, P̃ and ℓ of its
-// row A alone, and one more shuffle brings the partner's P̃, which is this invocation's row B; the rescale factor of
-// row B comes from the partner the same way (one scalar shuffle). Per step at d = 64: 8 + 8 shuffles and 8
-// exponentials instead of 16 and 16, and half the softmax arithmetic. With H = 1 (d ≤ 32) there is no partner and
-// the kernel is lean-loop's.
-// Everything else is lean-loop's; its header follows.
-//
-// lean-loop (rung 20): split-keys' algorithm, its inner loop written so that the compiler emits little but multiply-adds.
-//
-// Changed from split-keys, three changes to how the loop is written, none to what it computes (each measured on an
-// H100, docs/rungs/20-lean-loop.md):
-// 1. Scores as chains of multiply-adds: s = fma(q.x, (k0.x, k1.x, k2.x, k3.x), s), … (qk4) instead of
-//    s += (dot(q, k0), …, dot(q, k3)). A dot product is a multiply and 3 multiply-adds and its result still has to be
-//    added to s: 20 instructions per 16 multiply-adds; the compiler may not reassociate floats to remove the adds.
-// 2. The shuffles that sum the H shares written out as one block per level (if (H > 1u), if (H > 2u)), folded away by
-//    the override, instead of a loop: the compiler does not unroll a loop that holds a shuffle, so the loop was a
-//    real one, run once at H = 2, and nothing could be scheduled across it.
-// 3. 16 keys per step of the inner loop when H = 1 (d ≤ 32, no shuffles): half the steps, so half the per-step
-//    maximum, rescale test and loop overhead. With H > 1 the 16 scores per row cost more registers than they save.
-// Everything else is split-keys'; its header follows.
-//
-// split-keys (rung 19), changed from row-split: a workgroup there owned a block of rows and every key, so a shape with few rows (10×2048×64:
-// 20480 rows) made a grid of 160 workgroups, under five warps per SM on an H100, too few to hide latency. Here the
-// grid is SPLITS times larger: workgroup (b, i, s) runs row-split's loop over the s-th of SPLITS ranges of K/V tiles
-// (⌊Tc/SPLITS⌋ or ⌈Tc/SPLITS⌉ tiles each, never empty: the host keeps SPLITS ≤ Tc) and writes its unnormalized O, m
-// and ℓ for its rows to a scratch buffer; a second entry point, `combine`, then merges the partial results of each
-// row as FlashAttention-2 merges tiles:
-//   M = max_s m_s,  ℓ = Σ_s 2^(m_s − M) ℓ_s,  O = Σ_s 2^(m_s − M) O_s / ℓ.
-// The cost is the scratch traffic (SPLITS partial rows of O per row, written once and read once) and one more
-// dispatch. With SPLITS = 1 (grids large enough already) the kernel is row-split's: O is written directly, no second
-// pass.
-// SPLITS is a uniform (params.splits), not an override: it only picks each workgroup's key range and where its
-// partial results go, so one compiled pipeline serves every number of ranges.
-// Everything else, including the comments below, is row-split's.
-//
-// row-split (rung 18), changed from prefetch (rung 15, the fastest fp32 rung before this one): there an invocation owned 4 rows × Bc/G
-// keys of S but 4 rows × d/G columns of O, so P̃ went through workgroup memory (a store, a barrier and a load per
-// tile), and Q_iᵀ sat in workgroup memory too: 43 KiB per workgroup at d = 64, five workgroups per SM. Here the H
-// invocations of a row group share two rows and split d between them: invocation h keeps vec4 columns h, h + H,
-// h + 2H, … of Q and O of both rows, computes its share of the dot products with 8 keys at a time, and adds the H
-// shares with subgroup shuffles, after which every invocation of the group holds the whole scores, their P̃ and the
-// row statistics. P̃ never leaves registers, Q_i is read from memory once, and workgroup memory holds only K_j and
-// V_j (4-16 KiB): several times the warps per SM. The H invocations of a group read adjacent vec4s of K_j and V_j
-// and the groups read the same ones (broadcast, no bank conflicts); each vector read feeds 8 multiply-adds.
-// H = 1 when a row's d/4 vec4s fit the registers (d ≤ 32): no shuffles at all. When H does not divide d/4 (d = 36,
-// 100, …) the rows of K_j and V_j are padded with zero columns to H·C vec4s and the missing columns of Q read as 0.
-// The rescale of O is lazy (as in rung 16): m_i only moves when a score passes it by more than TAU (base 2), so
-// P̃ ≤ 2^TAU and O is rescaled a few times per row instead of once per tile; O and ℓ share the scale, so the result
-// is the same.
-// The two rows are named (qA, qB, oA, …) rather than indexed: the compiler does not unroll a loop that holds a
-// subgroup shuffle, and register arrays indexed in a loop that is not unrolled live in memory (3.5-5.5× slower, measured).
+// splits: A's scores += the partner's B scores, which are the partner's share of this invocation's row A, so after it
+// each invocation holds the whole scores of one row only (a reduce-scatter; at H = 4 the second level, xor 2, pairs
+// invocations that own the same row and is a plain sum). Each invocation computes the maximum, P̃ and ℓ of its row A
+// alone, and one more shuffle brings the partner's P̃, which is this invocation's row B; the rescale factor of row B
+// comes from the partner the same way (one scalar shuffle). With H = 1 (d ≤ 32) there is no partner and the kernel is
+// lean-loop's. The rows are named (qA, qB, oA, …), not indexed, as in row-split. Everything else is lean-loop's:
+// docs/rungs/20-lean-loop.md.
+// Why it should be faster: per step at d = 64, 8 + 8 shuffles and 8 exponentials instead of 16 and 16, and half the
+// softmax arithmetic.
+// Measured (H100): 0.392 against lean-loop's 0.396 ms at 10×2048×64, 17.34 against 17.84 at 2×32768×64, 5.11 against
+// 5.45 at 4×8192×128; even at d = 80, 1% slower at d = 32 (14.40 against 14.24, H = 1: lean-loop's kernel). Page:
+// docs/rungs/22-split-softmax.md.
 
 enable subgroups;
 

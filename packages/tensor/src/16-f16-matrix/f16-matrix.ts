@@ -9,6 +9,7 @@ export const F16_MATRIX_KERNEL = { label: 'f16-matrix.wgsl', code };
 
 export const f16Matrix = matrixRung({
   id: 'f16-matrix',
+  parent: 'prefetch',
   title: 'GPU, tensor cores: S = Q Kᵀ and P̃V as f16 16×16×16 subgroup-matrix multiply-accumulates, f32 softmax',
   delta: 'Moves both products to the matrix units (f16 operands, f32 accumulation), with Q and O fragments resident and each K/V fragment reused by every query fragment of the subgroup.',
   kernel: F16_MATRIX_KERNEL,

@@ -1,17 +1,20 @@
 // Rung 16 — f16-matrix: the matrix units. S = Q Kᵀ and P̃ V as 16×16×16 f16 subgroup-matrix multiply-accumulates.
 //
-// Changed from prefetch: rung 15 does every multiply-add of S and P̃V on the fp32 lanes, one FMA per lane per cycle
-// at best (about 67 TFLOP/s on an H100). Here a first pass (`convert`) writes Q·log2(e)/√d, K and V as f16 into a
-// scratch buffer, with the rows of each matrix padded to a multiple of 64 with zeros; the main pass (`main`) runs
-// one subgroup of 32 invocations per workgroup on Br = 16·RQ query rows. Its Q fragments stay in registers for the
-// whole key loop; for each tile of 64 keys it loads each K fragment once from the scratch buffer (L1/L2) and
-// multiplies it with all RQ query fragments, stores the S fragments to workgroup memory once for the online softmax
-// in f32, writes P̃ there as f16 and loads it back as left operands for O += P̃ V, with each V fragment loaded once
-// and used RQ times. The O accumulators stay in registers across the key loop: the running maximum m is raised only
-// when a row's maximum grows by more than TAU (P̃ ≤ 2^TAU then, well inside f16), so O goes through workgroup memory
-// to be rescaled only in the rare tile where that happens. The matrix units do 16·16·16 multiply-adds per
-// instruction for the subgroup, an order of magnitude more than the fp32 lanes; the cost is precision: Q, K, V and
-// P̃ are rounded to f16 (11 significant bits), so on ±3 data the error is about 1e-3 and can exceed 5e-3.
+// Changed from prefetch: rung 15 does every multiply-add of S and P̃V on the fp32 lanes, one FMA per lane per cycle at
+// best (about 67 TFLOP/s on an H100). Here a first pass (`convert`) writes Q·log2(e)/√d, K and V as f16 into a scratch
+// buffer, with the rows of each matrix padded to a multiple of 64 with zeros; the main pass (`main`) runs one subgroup
+// of 32 invocations per workgroup on Br = 16·RQ query rows. Its Q fragments stay in registers for the whole key loop;
+// for each tile of 64 keys it loads each K fragment once from the scratch buffer (L1/L2) and multiplies it with all RQ
+// query fragments, stores the S fragments to workgroup memory once for the online softmax in f32, writes P̃ there as
+// f16 and loads it back as left operands for O += P̃ V, with each V fragment loaded once and used RQ times. The O
+// accumulators stay in registers across the key loop: the running maximum m is raised only when a row's maximum grows
+// by more than TAU (P̃ ≤ 2^TAU then, well inside f16), so O goes through workgroup memory to be rescaled only in the
+// rare tile where that happens.
+// Why it should be faster: the matrix units do 16·16·16 multiply-adds per instruction for the subgroup, an order of
+// magnitude more than the fp32 lanes; the cost is precision: Q, K, V and P̃ are rounded to f16 (11 significant bits),
+// so on ±3 data the error is about 1e-3 and can exceed 5e-3.
+// Measured (H100): 1.11-1.13× prefetch at 500×2048×64 and 26×32768×64, slower elsewhere (0.43× at 13600×128×32), 9-19×
+// slower than PyTorch's fp16 kernel: every fragment passes through memory. Page: docs/rungs/16-f16-matrix.md.
 
 enable f16;
 enable subgroups;

@@ -10,6 +10,7 @@ export const COMPENSATED_MATRIX_KERNEL = { label: 'compensated-matrix.wgsl', cod
 
 export const compensatedMatrix = matrixRung({
   id: 'compensated-matrix',
+  parent: 'f16-matrix',
   title: 'GPU, tensor cores with error compensation: high and low f16 parts, S = QhKhᵀ + QhKlᵀ + QlKhᵀ, O += P̃hVh + P̃hVl + P̃lVh',
   delta: 'Splits Q, K, V and P̃ into two f16 parts each and adds the three largest partial products (about 22 significant bits instead of 11), and sums O in f32 registers instead of the matrix accumulators.',
   kernel: COMPENSATED_MATRIX_KERNEL,

@@ -11,6 +11,7 @@ export const STAGED_MATRIX_KERNEL = { label: 'staged-matrix.wgsl', code };
 
 export const stagedMatrix = matrixRung({
   id: 'staged-matrix',
+  parent: 'compensated-matrix',
   title: 'GPU, tensor cores with error compensation, K_j and V_j staged once per workgroup for four subgroups, softmax by row pairs',
   delta: "Rung 17's three products per multiply, with the K and V tiles copied once into padded workgroup memory and shared by four subgroups, and each query row's softmax and O kept by two invocations.",
   kernel: STAGED_MATRIX_KERNEL,

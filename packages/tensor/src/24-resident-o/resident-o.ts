@@ -12,6 +12,7 @@ export const RESIDENT_O_KERNEL = { label: 'resident-o.wgsl', code };
 
 export const residentO = matrixRung({
   id: 'resident-o',
+  parent: 'staged-matrix',
   title: 'GPU, tensor cores with error compensation, O accumulated in the matrix units between flushes, lazy rescale',
   delta:
     "Rung 23 with each tile's P̃V_j accumulated straight into the matrix units' result fragments, added to O in f32 " +

@@ -1,50 +1,24 @@
 // Rung 24 — resident-o: staged-matrix with O accumulated in the matrix units over FLUSH tiles at a time, the softmax's
-// rescale made lazy, and the K and V tiles copied at different points: no O update per tile, and three points per
-// tile where the workgroup waits instead of four.
+// rescale made lazy, and the K and V tiles copied at different points: no O update per tile, and three points per tile
+// where the workgroup waits instead of four.
 //
-// Changed from staged-matrix: there each tile's P̃V_j was computed from zero, stored to workgroup memory and added to
-// O in f32 registers by the two invocations that own the row (O = α·O + P̃V_j), because a subgroup matrix has no
-// element access and α differs per row: per 32-key tile, DK stores of a 16×16 f32 fragment, D/2 loads and
-// multiply-adds per invocation, and a fourth barrier. Here:
+// Changed from staged-matrix: there each tile's P̃V_j was computed from zero, stored to workgroup memory and added to O
+// in f32 registers by the two invocations that own the row (O = α·O + P̃V_j), because a subgroup matrix has no element
+// access and α differs per row: per 32-key tile, DK stores of a 16×16 f32 fragment, D/2 loads and multiply-adds per
+// invocation, and a fourth barrier. Here:
 // 1. The products of FLUSH = 8 tiles (256 keys) accumulate straight into DK result fragments, o += P̃h·Vh + P̃h·Vl +
-//    P̃l·Vh; only then is o added to O in f32 registers (oRow) and restarted from zero. Never flushing was faster
-//    still, but the matrix units' accumulation is not round-to-nearest f32, and thousands of additions into one
-//    accumulator cost accuracy (1.1e-5 to 1.9e-4 max error against rung 23's 1.2e-6 to 1.5e-5 on the same data);
-//    256 keys per flush do not (docs/rungs/24-resident-o.md).
-// 2. The rescale is lazy, as in the fp32 rungs from row-split on: a row's m_i only moves when a score passes it by
-//    more than TAU = 8 (base 2), so P̃ ≤ 2^8 (well inside f16's range), and past the first tile that is rare. A move
-//    must reach O before this tile's P̃V_j does, so it forces a flush in which the moved rows' α multiplies oRow and the
-//    flushed fragments. Whether any row of the workgroup moved is read with workgroupUniformLoad (a flush has
-//    barriers, which need uniform control flow); it is the wait after the softmax (a barrier, the load, and a
-//    second barrier that follows the first at once).
-// 3. With no O update after the products, the next K tile is written to workgroup memory right after the S products
-//    (every subgroup is done with K_j then) and V_j at the top of the tile (every subgroup is done with V_(j−1)):
-//    no barrier waits for a copy alone, and both are read into registers a tile ahead.
-// Everything else is staged-matrix's; its header follows.
-//
-// staged-matrix (rung 23): rung 17's compensated products, with K_j and V_j staged once per workgroup in padded
-// workgroup memory and shared by several subgroups, and a softmax laid out so that each row belongs to two invocations.
-//
-// Changed from compensated-matrix: in rung 17 each workgroup is one subgroup, which loads every K and V fragment from
-// the scratch buffer itself, and its softmax and O update walk the S and P̃ V_j tiles with 32 invocations on rows of
-// 64 f32 or f16, whose fragment rows start in the same banks. The subgroup-matrix microbenchmark measured fragment
-// loads from workgroup memory at half the matrix units' rate once the rows are padded (72 f16 instead of 64: 49 → 294
-// TFLOP/s) and four subgroups per workgroup hiding much of the softmax round trip (29.5 → 51 TFLOP/s). So here:
-// 1. A workgroup is NSG subgroups (4 at d ≤ 64), each with its own 16 query rows. Per tile of BC = 32 keys the
-//    workgroup copies the high and low parts of K_j and V_j into workgroup tiles with rows of D + 8 f16 (a fragment's
-//    16 rows then start in different banks), once for all NSG · 16 rows.
-// 2. The copy is plain vector loads of 8 f16 (the scratch buffer read as vec4<u32>), issued at the top of the
-//    previous tile and written to workgroup memory after it. Copying with subgroupMatrixLoad from the storage buffer
-//    and subgroupMatrixStore cost more than all the rest of the loop (7.7 ms at 100×2048×64 against 2.9 without any
-//    copy); the vector copy takes that to 3.2 ms.
-// 3. Invocation `lane` of a subgroup owns row r = lane / 2 of its 16 rows and every other column (h = lane % 2) of
-//    S and of O: the row's maximum and sum need one shuffle, its rescale factor is the invocation's own, and O's 16 · D
-//    values live in registers, D / 2 per invocation. Columns rotate by one pair for rows 8-15 so that a read of the
-//    32 invocations touches 32 banks of the padded rows (stride SO ≡ 4 mod 32 words).
-// 4. The two key fragments of a tile have their chains of S multiply-accumulates interleaved (15.8 → 15.1 ms at
-//    500×2048×64): each chain is 3·D/16 dependent products, and one's latency now hides behind the other's.
-// The products are rung 17's (S = Qh·Khᵀ + Qh·Klᵀ + Ql·Khᵀ, P̃V_j = P̃h·Vh + P̃h·Vl + P̃l·Vh, each tile's P̃V_j from zero
-// and added to O in f32), so the accuracy is fp32-grade as there.
+//    P̃l·Vh; only then is o added to O in f32 registers (oRow) and restarted from zero. Never flushing costs accuracy
+//    (the matrix units' accumulation is not round-to-nearest f32); 256 keys per flush do not.
+// 2. The rescale is lazy, as in the fp32 rungs from row-split on: a row's m_i only moves when a score passes it by more
+//    than TAU = 8 (base 2), so P̃ ≤ 2^8. A move must reach O before this tile's P̃V_j does, so it forces a flush in
+//    which the moved rows' α multiplies oRow and the flushed fragments. Whether any row moved is read with
+//    workgroupUniformLoad (a flush has barriers, which need uniform control flow).
+// 3. The next K tile is written to workgroup memory right after the S products and V_j at the top of the tile: no
+//    barrier waits for a copy alone, and both are read into registers a tile ahead.
+// Why it should be faster: no O update and one barrier fewer per tile. Everything else is staged-matrix's:
+// docs/rungs/23-staged-matrix.md.
+// Measured (H100): 1.06-1.08× staged-matrix at four of the six bench shapes (12.78 against 13.78 ms at 2×32768×64),
+// 0.93× at 13600×128×32 and 4×32768×32. Page: docs/rungs/24-resident-o.md.
 
 enable f16;
 enable subgroups;
