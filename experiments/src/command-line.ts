@@ -27,11 +27,9 @@ export function usageOf(experiment: Experiment): string[] {
 }
 
 export function listing(experiments: readonly Experiment[]): string[] {
-  const width = Math.max(...experiments.map((e) => e.name.length));
   return [
     `usage: ${PROGRAM} <experiment> [arguments]   (${PROGRAM} <experiment> --help for its arguments)`,
-    '',
-    ...experiments.map((e) => `  ${e.name.padEnd(width)}  ${e.usage.padEnd(16)}  ${e.summary}`),
+    ...experiments.flatMap((e) => ['', `  ${e.name}${e.usage ? ` ${e.usage}` : ''}`, `      ${e.summary} (${e.page})`]),
   ];
 }
 
