@@ -61,6 +61,7 @@ export default defineConfig({
       project('@fa/sdpa', 'packages/sdpa'),
       project('hw4-cli', 'apps/hw4-cli'),
       project('@fa/web', 'apps/web'),
+      project('@fa/experiments', 'experiments'),
     ],
   },
 });

@@ -2,6 +2,8 @@
 // Builds bundle/hw4-cli/: the CLI (and bench) as one ESM file plus the webgpu package's loader and dawn.node for
 // linux-x64, so that it runs with nothing but Node 20 (e.g. on a GPU machine without node_modules):
 //   node bundle/hw4-cli/hw4-cli.mjs --list
+// and beside it the research code of experiments/ (microbenchmarks and variant sweeps), on the same webgpu package:
+//   node bundle/hw4-cli/experiments.mjs --help
 // Usage: node scripts/bundle.mjs   (npm run bundle)
 import { build } from 'esbuild';
 import { cpSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -18,9 +20,13 @@ const platform = `${process.platform}-${process.arch}`;
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 // Two files, as in the package: the launcher hw4-cli.mjs, and main (cli.js), which the launcher loads only in the
-// process that runs the command.
+// process that runs the command. A third, experiments.mjs, is the command line of experiments/.
 await build({
-  entryPoints: { 'hw4-cli': join(root, 'apps/hw4-cli/src/launch.ts'), cli: join(root, 'apps/hw4-cli/src/cli.ts') },
+  entryPoints: {
+    'hw4-cli': join(root, 'apps/hw4-cli/src/launch.ts'),
+    cli: join(root, 'apps/hw4-cli/src/cli.ts'),
+    experiments: join(root, 'experiments/src/cli.ts'),
+  },
   outdir: out,
   outExtension: { '.js': '.mjs' },
   bundle: true,
@@ -43,5 +49,6 @@ cpSync(join(webgpuDir, 'package.json'), join(target, 'package.json'));
 cpSync(join(webgpuDir, 'dist', platform, 'dawn.node'), join(target, 'dist', platform, 'dawn.node'));
 writeFileSync(join(out, 'package.json'), `${JSON.stringify({ name: 'hw4-cli-bundle', version, type: 'module', private: true }, null, 2)}\n`);
 const size = (p) => statSync(p).size;
-const total = size(join(out, 'hw4-cli.mjs')) + size(join(out, 'cli.js')) + size(join(target, 'dist', platform, 'dawn.node'));
-process.stderr.write(`bundle/hw4-cli: hw4-cli.mjs, cli.js + webgpu (${platform}), ${(total / 2 ** 20).toFixed(1)} MiB\n`);
+const files = ['hw4-cli.mjs', 'cli.js', 'experiments.mjs'];
+const total = files.reduce((sum, file) => sum + size(join(out, file)), 0) + size(join(target, 'dist', platform, 'dawn.node'));
+process.stderr.write(`bundle/hw4-cli: ${files.join(', ')} + webgpu (${platform}), ${(total / 2 ** 20).toFixed(1)} MiB\n`);

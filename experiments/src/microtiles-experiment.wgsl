@@ -1,7 +1,7 @@
 // microtiles: an fp32 FlashAttention kernel built the way fp32 matrix kernels compute a product, each invocation
 // accumulating an 8 × 8 block of scalars from operands read out of workgroup memory. An experiment, not a rung: on an
 // H100 it ran 2.6× slower than split-softmax (rung 22), and docs/workgroup-reads-bench.md says why with numbers.
-// Timed and checked by scripts/microtiles-variants.mjs.
+// Timed and checked by the microtiles-variants experiment (experiments/README.md).
 //
 // The idea, against split-softmax: there Q_i and O stay in registers and each vec4 read of K_j or V_j feeds 8
 // multiply-adds (two rows × 4); a loop of nothing but such reads tops at about 37 TFLOP/s, and more rows per
@@ -43,6 +43,12 @@ override LD: u32 = D * BC / 4u / WG;  // vec4s of a K or V tile each invocation 
 const LD_MAX: u32 = 16u;
 override DH: u32 = D / 2u;       // d-indices per half in S
 override CO: u32 = D / 32u;      // vec4 columns of O per invocation: 1 or 2
+
+// Knock-outs for the experiment's variants: each one set otherwise removes one part of the loop and gives wrong
+// results; it only shows what that part costs. (DH = 0 removes the S products.)
+override STAGE: bool = true;     // false: the next tiles are never written to workgroup memory (tile 0 serves all)
+override STORE_P: bool = true;   // false: P̃ᵀ and α are not written (P̃ V_j reads what is there)
+override PV_KEYS: u32 = BC;      // keys of the P̃ V_j loop; 0: no P̃ V products
 
 struct Params {
   N: u32,
@@ -195,7 +201,7 @@ fn attend(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u
   var kNext: array<vec4<f32>, LD_MAX>;  // Kᵀ_j+1, read from memory while S_ij is computed
   var vNext: array<vec4<f32>, LD_MAX>;  // V_j+1, read while P̃ V_j is computed
   for (var j = 0u; j < Tc; j++) {
-    let more = j + 1u < Tc;
+    let more = STAGE && j + 1u < Tc;
     if (more) {
       for (var u = 0u; u < LD; u++) {
         let e = t + WG * u;
@@ -249,9 +255,11 @@ fn attend(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u
     let rowVec = 2u * rg + h;
     let pa0 = (4u * cg) * QS4 + rowVec;         // keys 4·cg … 4·cg + 3, then 16 + 4·cg …
     let pb0 = (16u + 4u * cg) * QS4 + rowVec;
-    Pt[pa0] = ta[0]; Pt[pa0 + QS4] = ta[1]; Pt[pa0 + 2u * QS4] = ta[2]; Pt[pa0 + 3u * QS4] = ta[3];
-    Pt[pb0] = tb[0]; Pt[pb0 + QS4] = tb[1]; Pt[pb0 + 2u * QS4] = tb[2]; Pt[pb0 + 3u * QS4] = tb[3];
-    if (cg == 0u) { rowScale[rowVec] = alpha; }
+    if (STORE_P) {
+      Pt[pa0] = ta[0]; Pt[pa0 + QS4] = ta[1]; Pt[pa0 + 2u * QS4] = ta[2]; Pt[pa0 + 3u * QS4] = ta[3];
+      Pt[pb0] = tb[0]; Pt[pb0 + QS4] = tb[1]; Pt[pb0 + 2u * QS4] = tb[2]; Pt[pb0 + 3u * QS4] = tb[3];
+      if (cg == 0u) { rowScale[rowVec] = alpha; }
+    }
     workgroupBarrier();
 
     if (more) {  // Kᵀ_j was last read before the barrier
@@ -279,7 +287,7 @@ fn attend(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u
     var p1 = Pt[2u * pr + 1u];
     var v0 = Vj[pc];
     var v1 = Vj[min(pc + 8u, D4 - 1u)];
-    for (var c = 0u; c < BC; c++) {
+    for (var c = 0u; c < PV_KEYS; c++) {
       let cn = min(c + 1u, BC - 1u);
       let np0 = Pt[cn * QS4 + 2u * pr];
       let np1 = Pt[cn * QS4 + 2u * pr + 1u];

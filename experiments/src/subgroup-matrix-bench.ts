@@ -1,0 +1,79 @@
+/**
+ * What subgroup matrices (Dawn's chromium-experimental-subgroup-matrix, f16 → f32, 16×16×16, and i8 → i32) deliver
+ * in a FlashAttention-shaped loop (subgroup-matrix-kernels.ts), measured before a tensor-core rung is designed on them.
+ * Needs a GPU with the feature (an H100 through Dawn with allow_unsafe_apis and vulkan_enable_f16_on_nvidia); prints
+ * the adapter's subgroup-matrix configurations and TFLOP/s (2·16·16·16 flops per multiply-accumulate, best of 5).
+ */
+import { SUBGROUP_MATRIX_FEATURE } from '@fa/tensor';
+import { UsageError } from './args.js';
+import type { Experiment } from './experiment.js';
+import { highPerformanceAdapter, requireFeatures, storage, timeDispatches } from './harness.js';
+import { subgroupMatrixRuns, TILES, WORKGROUPS } from './subgroup-matrix-kernels.js';
+
+/**
+ * Row strides of the f16 workgroup tiles, in elements (default 64 72). At 64 f16 (128 bytes) every row of a 16×16
+ * fragment starts in the same bank; 72 (144 bytes) moves each row 4 banks on, so 8 rows cover all 32.
+ */
+export function parseStrides(args: readonly string[]): number[] {
+  const strides = args.map(Number);
+  const wrong = args.find((_, k) => !(Number.isInteger(strides[k]) && (strides[k] as number) >= 64 && (strides[k] as number) % 8 === 0));
+  if (wrong !== undefined) throw new UsageError(`stride ${wrong}: a multiple of 8, at least 64`);
+  return strides.length > 0 ? strides : [64, 72];
+}
+
+interface SubgroupMatrixConfig {
+  componentType: string;
+  resultComponentType: string;
+  M: number;
+  N: number;
+  K: number;
+}
+
+/** Each dispatch: the first warms the GPU up, the other five are timed. */
+const REPEATS = 6;
+
+async function run(args: readonly string[], print: (line: string) => void): Promise<void> {
+  const runs = subgroupMatrixRuns(parseStrides(args));
+  const adapter = await highPerformanceAdapter();
+  const FEATURES: GPUFeatureName[] = ['shader-f16', 'subgroups', 'timestamp-query', SUBGROUP_MATRIX_FEATURE];
+  requireFeatures(adapter, FEATURES);
+  const configs = (adapter.info as GPUAdapterInfo & { subgroupMatrixConfigs?: readonly SubgroupMatrixConfig[] }).subgroupMatrixConfigs ?? [];
+  const describe = (c: SubgroupMatrixConfig): string => `${c.componentType}→${c.resultComponentType} ${c.M}×${c.N}×${c.K}`;
+  print(`adapter: ${adapter.info.vendor} ${adapter.info.device}; subgroup matrices: ${configs.map(describe).join(', ') || 'not listed'}`);
+  const device = await adapter.requestDevice({
+    requiredFeatures: FEATURES,
+    requiredLimits: { maxComputeWorkgroupStorageSize: adapter.limits.maxComputeWorkgroupStorageSize },
+  });
+  const out = storage(device, WORKGROUPS * 1024 * 4);
+  for (const { label, code, workgroups } of runs) {
+    const module = device.createShaderModule({ code });
+    const error = (await module.getCompilationInfo()).messages.find((m) => m.type === 'error');
+    if (error) {
+      print(`${label}: does not compile, line ${error.lineNum}: ${error.message.split('\n')[0] ?? ''}`);
+      continue;
+    }
+    let pipeline: GPUComputePipeline;
+    try {
+      pipeline = await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+    } catch (failure) {
+      // e.g. the tiles over the workgroup memory limit
+      print(`${label}: not run, ${(failure instanceof Error ? failure.message : String(failure)).split('\n')[0] ?? ''}`);
+      continue;
+    }
+    const group = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: out } }] });
+    const ms = await timeDispatches(device, [[pipeline, group, workgroups]], REPEATS);
+    const flops = WORKGROUPS * TILES * 32 * 2 * 16 * 16 * 16; // i8: 16 of 16×16×32, the same count
+    const best = Math.min(...ms);
+    print(`${label}: ${ms.map((x) => x.toFixed(2)).join(' ')} ms, best ${(flops / best / 1e9).toFixed(1)} TFLOP/s`);
+  }
+  device.destroy();
+}
+
+export const subgroupMatrixBench: Experiment = {
+  name: 'subgroup-matrix-bench',
+  summary: 'what f16 and i8 subgroup matrices deliver in a FlashAttention-shaped loop',
+  usage: '[STRIDE ...]',
+  page: 'docs/subgroup-matrix-bench.md',
+  details: ['STRIDE: row stride of the f16 tiles in elements, a multiple of 8 from 64 (default 64 72)'],
+  run,
+};
