@@ -6,8 +6,7 @@
  * Prints: B×N×d, the rung and tiles, the best of 3 timed runs after a warm-up, TFLOP/s and the max abs error.
  */
 import { gpuContextFromDevice, type GpuContext, type RungDefinition, type SinglePassPlan } from '@fa/core';
-import { leanLoop, splitSoftmax } from '@fa/optimized';
-import { leanLoopPlanFor } from '@fa/optimized/lean-loop';
+import { leanLoop, leanLoopPlanFor, splitSoftmax } from '@fa/optimized';
 import { atMost, naturals, parseShape, shapeLabel, UsageError, type ShapeArg } from './args.js';
 import type { Experiment } from './experiment.js';
 import {

@@ -11,7 +11,7 @@
  * Dawn sometimes crashed when a second shape was run in the same process, hence one variant and shape per process.
  */
 import type { Shape } from '@fa/io';
-import { RESIDENT_O_KERNEL, residentPlan, STAGED_MATRIX_KERNEL, stagedPlan, SUBGROUP_MATRIX_FEATURE } from '@fa/tensor';
+import { RESIDENT_O_KERNEL, STAGED_MATRIX_KERNEL, SUBGROUP_MATRIX_FEATURE, subgroupPlan } from '@fa/tensor';
 import { atMost, parseShape, shapeLabel, UsageError, type ShapeArg } from './args.js';
 import type { Experiment } from './experiment.js';
 import {
@@ -47,8 +47,8 @@ export interface MatrixRungVariants {
 const FLUSHES = { 'flush-1': { FLUSH: 1 }, 'flush-2': { FLUSH: 2 }, 'flush-4': { FLUSH: 4 }, 'flush-16': { FLUSH: 16 }, 'never-flush': { FLUSH: 0x40000000 } };
 
 export const MATRIX_RUNGS: Readonly<Record<string, MatrixRungVariants>> = {
-  'staged-matrix': { code: STAGED_MATRIX_KERNEL.code, plan: stagedPlan, variants: { kernel: {} } },
-  'resident-o': { code: RESIDENT_O_KERNEL.code, plan: residentPlan, variants: { kernel: {}, ...FLUSHES } },
+  'staged-matrix': { code: STAGED_MATRIX_KERNEL.code, plan: subgroupPlan(STAGED_MATRIX_KERNEL), variants: { kernel: {} } },
+  'resident-o': { code: RESIDENT_O_KERNEL.code, plan: subgroupPlan(RESIDENT_O_KERNEL), variants: { kernel: {}, ...FLUSHES } },
 };
 
 

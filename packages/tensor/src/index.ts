@@ -1,6 +1,8 @@
 // The tensor-core rungs, one folder each (NN-id/{id.wgsl, id.ts}); their order on the ladder is the ladder table's.
 export { f16Matrix } from './16-f16-matrix/f16-matrix.js';
 export { compensatedMatrix } from './17-compensated-matrix/compensated-matrix.js';
-export { stagedMatrix } from './23-staged-matrix/staged-matrix.js';
-export { residentO } from './24-resident-o/resident-o.js';
+export { stagedMatrix, STAGED_MATRIX_KERNEL } from './23-staged-matrix/staged-matrix.js';
+export { residentO, RESIDENT_O_KERNEL } from './24-resident-o/resident-o.js';
+// The subgroup plan of rungs 23-24, for experiments that vary a rung's override constants over its own plan.
+export { subgroupPlan } from './subgroup-plan.js';
 export { SUBGROUP_MATRIX_FEATURE } from './matrix-rung.js';
