@@ -10,7 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { checked, computePipelines, PassTimer, rowOffset, sdpaProblem, type GpuContext, type SdpaDims, type SdpaOptions } from '@fa/core';
 import { sdpaOracleRow } from '@fa/reference';
-import { floatsToHalves, halvesToFloats, prepareAttention, type DecodeTuning, type TensorType } from '@fa/sdpa';
+import { floatsToHalves, halvesToFloats, prepareAttention, type DecodeTuning, type GpuKernelId, type TensorType } from '@fa/sdpa';
 import { median } from './measure.js';
 
 export interface SdpaBenchCase {
@@ -19,6 +19,8 @@ export interface SdpaBenchCase {
   readonly options: SdpaOptions;
   /** The tensors' type in memory (float32 arithmetic either way); default f32. */
   readonly dtype?: TensorType;
+  /** The kernel it runs on (the default choice otherwise): the crossover cases time both. */
+  readonly kernel?: GpuKernelId;
 }
 
 /** Decode: one query row (or a few) per head against a long cache, 32 query and 8 KV heads, d = 128. */
@@ -61,6 +63,10 @@ export const SDPA_BENCH_CASES: readonly SdpaBenchCase[] = [
     decodeCase('B = 8, 1 row, 32768 keys', 8, 1, 32768, dtype),
     decodeCase('4 rows (speculative, causal), 32768 keys', 1, 4, 32768, dtype),
   ]),
+  // Where the decode kernel stops paying: Lq query rows per head, causal, over 4096 keys, on each kernel.
+  ...[1, 2, 4, 8].flatMap((Lq) =>
+    (['attention-decode', 'attention-fp32'] as const).map((kernel) => ({ ...decodeCase(`crossover, ${Lq} rows, 4096 keys, on ${kernel}`, 1, Lq, 4096, 'f32'), options: { causal: true }, kernel })),
+  ),
 ];
 
 /** Bytes of K and V one call reads at least (each element once). */
@@ -125,7 +131,7 @@ export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number
   const tk = tensor(B * Hkv * Lk * d, 2);
   const tv = tensor(B * Hkv * Lk * d, 3);
   const [q, k, v] = [tq.exact, tk.exact, tv.exact];
-  const prepared = await prepareAttention(gpu, c.dims, { ...c.options, dtype: c.dtype ?? 'f32', ...tuningFromEnvironment() });
+  const prepared = await prepareAttention(gpu, c.dims, { ...c.options, dtype: c.dtype ?? 'f32', ...(c.kernel ? { kernel: c.kernel } : {}), ...tuningFromEnvironment() });
   try {
     const ran = await prepared.run(tq.stored, tk.stored, tv.stored);
     const out = ran.out instanceof Uint16Array ? halvesToFloats(ran.out) : ran.out;
