@@ -57,6 +57,8 @@ export const GROUPS: { name: string; cases: Case[] }[] = [
     name: 'd = 64, bands',
     cases: [
       { name: 'GQA 4, causal, Lq = Lk = 77', dims: { B: 2, Hq: 4, Hkv: 1, Lq: 77, Lk: 77, d: 64 }, options: { causal: true } },
+      // Row blocks that see different numbers of key tiles: equal-length key ranges, some of them empty.
+      { name: 'causal, Lq = Lk = 300: key ranges of equal length under the band', dims: { B: 1, Hq: 2, Hkv: 1, Lq: 300, Lk: 300, d: 64 }, options: { causal: true }, kernel: 'attention-fp32' },
       { name: 'Lq = 1 over 130 keys, bshd', dims: { B: 1, Hq: 2, Hkv: 2, Lq: 1, Lk: 130, d: 64 }, options: { layout: 'bshd' }, kernel: 'attention-fp32' },
       { name: 'Lq = 100 > Lk = 37, causal: rows that see nothing', dims: { B: 1, Hq: 1, Hkv: 1, Lq: 100, Lk: 37, d: 64 }, options: { causal: true } },
       { name: 'window [5, 3], Lq < Lk', dims: { B: 1, Hq: 2, Hkv: 1, Lq: 40, Lk: 90, d: 64 }, options: { window: [5, 3] } },

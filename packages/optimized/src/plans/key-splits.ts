@@ -18,10 +18,10 @@ const COMBINE_WORKGROUP = 64;
 
 /**
  * Key ranges per row block: 1 when `rowBlocks` workgroups reach TARGET_WORKGROUPS, else enough to reach it, at most
- * MAX_SPLITS, and no more than `tiles`, so that every range has at least one K/V tile.
+ * MAX_SPLITS (or `most`), and no more than `tiles`, so that every range has at least one K/V tile.
  */
-export function keySplits(rowBlocks: number, tiles: number): number {
-  return Math.max(1, Math.min(Math.ceil(TARGET_WORKGROUPS / rowBlocks), MAX_SPLITS, tiles));
+export function keySplits(rowBlocks: number, tiles: number, most = MAX_SPLITS): number {
+  return Math.max(1, Math.min(Math.ceil(TARGET_WORKGROUPS / rowBlocks), most, tiles));
 }
 
 /**

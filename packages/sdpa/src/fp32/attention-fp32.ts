@@ -129,14 +129,15 @@ export async function prepareFp32Kernel(gpu: GpuContext, problem: SdpaProblem, p
   };
   /** Stand-ins for the partial results when the keys are not split (writable bindings may not share a buffer). */
   const unsplit = { Opart: storage('attention-fp32 no partial O', undefined), ML: storage('attention-fp32 no partial m, ℓ', undefined) };
+  const banded = bandTileCounts(problem, plan);
   let written = '';
   return {
     plan,
     encode(encoder, buffers, batch0, batches, timestampWrites) {
-      const splits = keySplits(batches * Hq * Tr, tiles);
+      const { splits, perSplit } = banded ? bandSplits(banded, batches * Hq) : { splits: keySplits(batches * Hq * Tr, tiles), perSplit: 0 };
       const key = `${batch0},${batches}`;
       if (key !== written) {
-        device.queue.writeBuffer(params, 0, packUniforms(fields, { ...uniformsOf(problem, batch0, batches, splits), ...plan.switches }));
+        device.queue.writeBuffer(params, 0, packUniforms(fields, { ...uniformsOf(problem, batch0, batches, splits, perSplit), ...plan.switches }));
         written = key;
       }
       const partial = splits > 1 ? scratchFor(batches * Hq * splits * Lq) : unsplit;
@@ -222,7 +223,7 @@ function kernelMask(mask: NonNullable<SdpaProblem['mask']>): Float32Array {
 }
 
 /** The uniform's values for a run of `batches` batches from `batch0`. */
-function uniformsOf(problem: SdpaProblem, batch0: number, batches: number, splits: number): Record<string, number> {
+function uniformsOf(problem: SdpaProblem, batch0: number, batches: number, splits: number, perSplit = 0): Record<string, number> {
   const m = problem.mask?.strides ?? { b: 0, h: 0, i: 0, j: 0 };
   const bm = problem.blockMask;
   const bs = bm?.strides ?? { b: 0, h: 0, i: 0, j: 0 };
@@ -241,5 +242,41 @@ function uniformsOf(problem: SdpaProblem, batch0: number, batches: number, split
     blocksI: bs.i,
     blocksJ: bs.j,
     splits,
+    perSplit,
   };
+}
+
+/**
+ * Under a band (causal, windows) without block masks or cache lengths: the K/V tiles each row block sees (the same for
+ * every batch and head). Undefined when every row block sees all the tiles, or the tiles depend on the data.
+ */
+function bandTileCounts(problem: SdpaProblem, plan: Fp32Plan): number[] | undefined {
+  if (problem.blockMask || problem.cacheLengths || (!Number.isFinite(problem.left) && !Number.isFinite(problem.right))) return undefined;
+  const { Lq, Lk } = problem.dims;
+  const counts: number[] = [];
+  for (let first = 0; first < Lq; first += plan.BR) {
+    const last = Math.min(Lq, first + plan.BR) - 1;
+    const keyFirst = Math.max(0, first + Lk - Lq - problem.left);
+    const keyLast = Math.min(Lk - 1, last + Lk - Lq + problem.right);
+    counts.push(keyFirst > keyLast ? 0 : Math.floor(keyLast / plan.BC) - Math.floor(keyFirst / plan.BC) + 1);
+  }
+  return counts;
+}
+
+/** Most key ranges per row block under a band: the row blocks' shares are unequal, so it may take more than keySplits' 8. */
+const MAX_BAND_SPLITS = 16;
+
+/**
+ * Key ranges under a band, `perSplit` tiles each: the ranges keySplits gives the band's work counted in row blocks
+ * of the longest's length, so the longest row block gets the most workgroups and the short ones few. A causal
+ * prefill on a small grid then takes about half the time of the unmasked one instead of waiting for its longest row
+ * block, split as evenly as the others.
+ */
+function bandSplits(counts: readonly number[], heads: number): { splits: number; perSplit: number } {
+  const longest = Math.max(0, ...counts);
+  if (longest === 0) return { splits: 1, perSplit: 0 };
+  const work = counts.reduce((a, n) => a + n, 0);
+  const rowBlocks = Math.ceil((heads * work) / longest);
+  const perSplit = Math.ceil(longest / keySplits(rowBlocks, longest, MAX_BAND_SPLITS));
+  return { splits: Math.ceil(longest / perSplit), perSplit };
 }

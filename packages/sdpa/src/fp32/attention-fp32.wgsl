@@ -67,6 +67,7 @@ struct Params {
   blocksJ: u32,
   minusInfinity: u32,      // 0xff800000, the bits of −∞ (WGSL has no constant for it), the lse of a row with no key
   splits: u32,             // workgroups per row block, each a range of its tiles; 1: O is written directly
+  perSplit: u32,           // tiles per range (0: count / splits each)
   mask: u32,               // 1: an element mask is bound
   blocks: u32,             // 1: a block mask is bound
   blockTiles: u32,         // 1: every kernel tile lies inside one block (blocks are whole tiles): no per-score test
@@ -217,8 +218,14 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     jFirst = u32(keyFirst) / BC;
     count = u32(keyLast) / BC + 1u - jFirst;
   }
-  let nBegin = split * count / params.splits;
-  let nEnd = (split + 1u) * count / params.splits;
+  // Range `split` of the count tiles: an even share, or (under a band, where row blocks see different counts) the
+  // same number of tiles in every range, so that the longest row block gets the most workgroups.
+  var nBegin = split * count / params.splits;
+  var nEnd = (split + 1u) * count / params.splits;
+  if (params.perSplit > 0u) {
+    nBegin = min(split * params.perSplit, count);
+    nEnd = min(nBegin + params.perSplit, count);
+  }
   // Keys every row of the workgroup sees (a tile inside them needs no band test).
   let allFirst = bandFirst(rowLast, Lk);
   let allLast = bandLast(rowFirst, Lk);
