@@ -97,7 +97,19 @@ async function finish(code: number): Promise<never> {
   process.exit(code);
 }
 
-const argv = process.argv.slice(2);
+/**
+ * The one global flag, taken out before the command line is parsed: --bounds-checks (anywhere before `--`) keeps
+ * Dawn's bounds checks on for this run, as FA_BOUNDS_CHECKS=1 does.
+ */
+function takeGlobalFlags(args: string[]): string[] {
+  const end = args.indexOf('--');
+  const limit = end < 0 ? args.length : end;
+  const kept = args.filter((arg, at) => !(at < limit && arg === '--bounds-checks'));
+  if (kept.length !== args.length) process.env.FA_BOUNDS_CHECKS = '1';
+  return kept;
+}
+
+const argv = takeGlobalFlags(process.argv.slice(2));
 
 let stopping = false;
 

@@ -172,6 +172,9 @@ ${EXIT_CODE_HELP}
 Environment
   FA_GPU=off   use no GPU (CPU rungs only)       FA_DEBUG=1   stack traces for internal errors, Dawn's own messages
   FA_STDERR_FILTER=always   filter Dawn's messages even where hw4-cli has found Dawn quiet (see README)
+  FA_BOUNDS_CHECKS=1 (or --bounds-checks, any command)   keep Dawn's bounds checks on: every array index the shader
+               compiler cannot prove in range is clamped, as browsers always do. Off by default in Node (our kernels,
+               checked by the conformance suite, run 6-62% faster without them on an H100); turn them on to debug a kernel
 
 Examples
   hw4-cli in.bin out.bin                          fastest rung available here

@@ -9,7 +9,12 @@ import { knownQuiet, quietKey, recordQuiet } from './quiet-dawn.js';
 import { runFiltered, wantsFilter } from './stderr-filter.js';
 
 stopWithNpx();
-if (wantsFilter(process.argv.slice(2), process.env)) {
+// --bounds-checks changes the Dawn instance (and whether Dawn prints): it counts as FA_BOUNDS_CHECKS=1 from here on,
+// in the key below and in the child, which inherits this environment.
+const beforeSeparator = process.argv.slice(2, process.argv.includes('--') ? process.argv.indexOf('--') : undefined);
+if (beforeSeparator.includes('--bounds-checks')) process.env.FA_BOUNDS_CHECKS = '1';
+const commandArgs = process.argv.slice(2).filter((arg, at) => !(at < beforeSeparator.length && arg === '--bounds-checks'));
+if (wantsFilter(commandArgs, process.env)) {
   const key = quietKey(process.env);
   if (!knownQuiet(process.env, key)) {
     const { code, dropped, dawnLoaded } = await runFiltered();

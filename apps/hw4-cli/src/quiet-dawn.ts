@@ -2,7 +2,8 @@
  * Remembering that Dawn is quiet on this machine, so the stderr filter (a second process, about 0.13 s of every run on
  * the H100 host) is needed only where Dawn actually writes to stderr. After a filtered run that succeeded, the
  * launcher records whether Dawn printed anything, under a key made of what decides that: the Node version, the Dawn
- * binary, the Vulkan loader's drivers (the ICD manifest folders and the VK_* variables) and the host. A later run with
+ * binary, the Vulkan loader's drivers (the ICD manifest folders and the VK_* variables), the host and the Dawn
+ * toggles the run asks for (FA_BOUNDS_CHECKS). A later run with
  * the same key and a "quiet" record runs in one process. Any change of driver, Dawn or variables gives a new key, so
  * the filter runs again first. The record lives in hw4-cli's own cache folder ($XDG_CACHE_HOME/hw4-cli, else
  * ~/.cache/hw4-cli); FA_STDERR_FILTER=always ignores it.
@@ -44,7 +45,7 @@ export function quietKey(env: NodeJS.ProcessEnv): string {
   const home = env.HOME ?? homedir();
   const folders = [...ICD_FOLDERS, ...dataDirs.map((d) => join(d, 'vulkan/icd.d')), join(home, '.local/share/vulkan/icd.d')];
   const variables = Object.keys(env)
-    .filter((name) => name.startsWith('VK_') || name === 'LD_LIBRARY_PATH' || name === '__EGL_VENDOR_LIBRARY_FILENAMES')
+    .filter((name) => name.startsWith('VK_') || name === 'LD_LIBRARY_PATH' || name === '__EGL_VENDOR_LIBRARY_FILENAMES' || name === 'FA_BOUNDS_CHECKS')
     .sort()
     .map((name) => `${name}=${env[name] ?? ''}`);
   const dawn = dawnFolder();

@@ -92,6 +92,16 @@ describe.skipIf(gpuMissing !== undefined)(`hw4-cli on the GPU${gpuMissing ? ` (s
     expect(report.adapter?.limits.maxStorageBufferBindingSize).toBeGreaterThan(0);
   });
 
+  it('runs without Dawn\'s bounds checks unless --bounds-checks or FA_BOUNDS_CHECKS=1 asks for them, and says which', () => {
+    expect(cli(['--list']).stdout).toContain('  bounds checks: off (FA_BOUNDS_CHECKS=1 or --bounds-checks turns them on)');
+    expect(cli(['--bounds-checks', '--list']).stdout).toContain('  bounds checks: on');
+    expect(cli(['--list'], { FA_BOUNDS_CHECKS: '1' }).stdout).toContain('  bounds checks: on');
+    const checked = cli(['--bounds-checks', '--impl', 'fused', '-q', input, join(dir, 'checked.out')]);
+    expect(checked.code, checked.stderr).toBe(0);
+    expect(ownLines(checked.stderr)).toEqual([]);
+    expect(cli(['check', '-q', input, join(dir, 'checked.out')]).code).toBe(0);
+  });
+
   it('a GPU rung named with --impl refuses ±40 data where float32 cannot meet 5e-3 (exit 2, nothing written)', () => {
     const large = join(dir, 'large.bin');
     cli(['gen', '--shape', '1,256,32', '--kind', 'large', large, '-q']);

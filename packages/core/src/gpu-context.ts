@@ -40,6 +40,11 @@ export interface AdapterReport {
   isFallbackAdapter: boolean;
   subgroupMinSize?: number;
   subgroupMaxSize?: number;
+  /**
+   * Whether Dawn clamps every index the compiler cannot prove in range (its robustness transform). Browsers always
+   * do; in Node @fa/core/node turns it off unless asked (FA_BOUNDS_CHECKS=1). Absent: on.
+   */
+  boundsChecks?: boolean;
 }
 
 export interface GpuContext {

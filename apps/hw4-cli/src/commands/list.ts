@@ -107,5 +107,6 @@ export function formatAdapter(report: AdapterReport): string {
     `  features: ${report.features.join(', ')}`,
     `  limits: workgroup storage ${formatBytes(l.maxComputeWorkgroupStorageSize)}, storage binding ${formatBytes(l.maxStorageBufferBindingSize)}, ` +
       `buffer ${formatBytes(l.maxBufferSize)}, ${l.maxComputeInvocationsPerWorkgroup} invocations per workgroup${subgroups}`,
+    `  bounds checks: ${report.boundsChecks === false ? 'off (FA_BOUNDS_CHECKS=1 or --bounds-checks turns them on)' : 'on'}`,
   ].join('\n');
 }

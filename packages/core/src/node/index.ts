@@ -11,20 +11,35 @@ import { createGpuContext, oneLine, type GpuContext } from '../gpu-context.js';
  * Dawn toggles, in ONE enable string (a second `enable-dawn-features=` would replace the first):
  * - allow_unsafe_apis: experimental subgroup matrices;
  * - vulkan_enable_f16_on_nvidia: shader-f16 on NVIDIA's Vulkan driver;
+ * - disable_robustness, unless bounds checks are asked for: Dawn's robustness transform clamps every array index the
+ *   compiler cannot prove in range, which cost the fastest rungs 6-62% on an H100 (docs/bounds-checks.md). These are
+ *   the project's own kernels, each checked by the conformance suite on awkward shapes, with shapes validated before
+ *   any dispatch, as a CUDA program runs without such checks;
  * and timestamp_quantization disabled, or short kernels all time as the same quantum.
  */
-export const DAWN_FLAGS: readonly string[] = [
-  'enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia',
-  'disable-dawn-features=timestamp_quantization',
-];
+export function dawnFlags(boundsChecks: boolean): string[] {
+  const enabled = ['allow_unsafe_apis', 'vulkan_enable_f16_on_nvidia', ...(boundsChecks ? [] : ['disable_robustness'])];
+  return [`enable-dawn-features=${enabled.join(',')}`, 'disable-dawn-features=timestamp_quantization'];
+}
+
+/** The flags of a default instance: bounds checks off. */
+export const DAWN_FLAGS: readonly string[] = dawnFlags(false);
+
+/** Whether an environment asks for Dawn's bounds checks: FA_BOUNDS_CHECKS=1 (or on); anything else leaves them off. */
+export function boundsChecksWanted(env: Record<string, string | undefined> = process.env): boolean {
+  const value = env.FA_BOUNDS_CHECKS?.trim().toLowerCase();
+  return value === '1' || value === 'on' || value === 'true';
+}
 
 export const NO_ADAPTER_HINT =
   'for a software GPU on Debian/Ubuntu install Mesa >= 24 lavapipe (bash .ci/install-lavapipe.sh; see README "Software GPU")';
 
 export interface AcquireOptions {
   powerPreference?: GPUPowerPreference;
-  /** Environment to read FA_GPU from (default process.env): FA_GPU=off disables the GPU. */
+  /** Environment to read FA_GPU and FA_BOUNDS_CHECKS from (default process.env): FA_GPU=off disables the GPU. */
   env?: Record<string, string | undefined>;
+  /** Keep Dawn's bounds checks on (default: FA_BOUNDS_CHECKS of `env`, else off). */
+  boundsChecks?: boolean;
 }
 
 /**
@@ -36,13 +51,13 @@ const liveInstances: GPU[] = [];
 
 /**
  * Dawn's `navigator.gpu` for Node, for an application that creates its own device (then `gpuContextFromDevice`):
- * loads the webgpu package, installs its globals (GPUBufferUsage, …) and returns an instance with DAWN_FLAGS, kept
- * alive for the life of the process. Rejects when the webgpu package cannot be loaded.
+ * loads the webgpu package, installs its globals (GPUBufferUsage, …) and returns an instance with `dawnFlags`
+ * (bounds checks off unless FA_BOUNDS_CHECKS=1 or `boundsChecks`), kept alive for the life of the process. Rejects when the webgpu package cannot be loaded.
  */
-export async function nodeGpu(): Promise<GPU> {
+export async function nodeGpu(boundsChecks = boundsChecksWanted()): Promise<GPU> {
   const webgpu = await import('webgpu');
   Object.assign(globalThis, webgpu.globals);
-  const gpu = webgpu.create([...DAWN_FLAGS]);
+  const gpu = webgpu.create(dawnFlags(boundsChecks));
   liveInstances.push(gpu);
   return gpu;
 }
@@ -60,6 +75,7 @@ export type Acquired = { gpu: GpuContext; reason?: undefined; times: GpuStartTim
 export async function acquireNodeGpu(options: AcquireOptions = {}): Promise<Acquired> {
   const env = options.env ?? process.env;
   if (env.FA_GPU === 'off' || env.FA_GPU === '0') return { reason: 'GPU disabled by FA_GPU=off' };
+  const boundsChecks = options.boundsChecks ?? boundsChecksWanted(env);
   let webgpu: typeof import('webgpu');
   const t0 = performance.now();
   try {
@@ -73,7 +89,7 @@ export async function acquireNodeGpu(options: AcquireOptions = {}): Promise<Acqu
   const t1 = performance.now();
   let adapter: GPUAdapter | null;
   try {
-    const gpu = webgpu.create([...DAWN_FLAGS]);
+    const gpu = webgpu.create(dawnFlags(boundsChecks));
     liveInstances.push(gpu);
     adapter = await gpu.requestAdapter({ powerPreference: options.powerPreference ?? 'high-performance' });
   } catch (error) {
@@ -83,6 +99,7 @@ export async function acquireNodeGpu(options: AcquireOptions = {}): Promise<Acqu
   const t2 = performance.now();
   try {
     const gpu = await createGpuContext(adapter);
+    gpu.report.boundsChecks = boundsChecks;
     return { gpu, times: { loadMs: t1 - t0, adapterMs: t2 - t1, deviceMs: performance.now() - t2 } };
   } catch (error) {
     return { reason: error instanceof GpuError ? error.message : oneLine(error) };
