@@ -5,13 +5,14 @@ For each case it writes q, k, v (and a mask) as .npy files, runs `hw4-cli sdpa` 
 PyTorch on the same tensors (float64 on the CPU, and float32 on CUDA when there is a GPU), with the project's semantics
 mapped onto PyTorch's: the bottom-right causal mask and windows as explicit boolean masks (PyTorch's is_causal aligns
 top-left when Lq != Lk), grouped heads through enable_gqa, block masks expanded to element masks. A row that sees no
-key is 0 here and NaN in PyTorch: such rows are compared as 0. (Block masks are the library's, not the CLI's; the
+key is 0 here and NaN in PyTorch: such rows are compared as 0. Cache lengths (`--cache-lengths`) become a key mask
+with the band aligned to each batch's length. (Block masks are the library's, not the CLI's; the
 test suite checks them against the float64 oracle.)
 
 Usage: python3 scripts/sdpa-parity.py "node bundle/hw4-cli/hw4-cli.mjs" [--impl attention-fp32]
 Prints a Markdown table and exits 1 if any case differs from PyTorch float64 by more than 1e-5.
 """
-import os, subprocess, sys, tempfile
+import json, os, subprocess, sys, tempfile
 import numpy as np
 import torch
 
@@ -19,8 +20,8 @@ CLI = sys.argv[1].split()
 IMPL = sys.argv[sys.argv.index('--impl') + 1] if '--impl' in sys.argv else None
 rng = np.random.default_rng(17)
 
-def case(name, B, Hq, Hkv, Lq, Lk, d, causal=False, window=None, mask=None, layout='bhsd', scale=None):
-    return dict(name=name, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, d=d, causal=causal, window=window, mask=mask, layout=layout, scale=scale)
+def case(name, B, Hq, Hkv, Lq, Lk, d, causal=False, window=None, mask=None, layout='bhsd', scale=None, lengths=None):
+    return dict(name=name, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, d=d, causal=causal, window=window, mask=mask, layout=layout, scale=scale, lengths=lengths)
 
 CASES = [
     case('GQA 4, causal, Lq = Lk = 77', 2, 4, 1, 77, 77, 64, causal=True),
@@ -34,19 +35,28 @@ CASES = [
     case('d = 80, additive mask over keys [Lk]', 1, 2, 1, 20, 45, 80, mask='additive'),
     case('d = 80, boolean mask [B, 1, Lq, Lk] with an empty row, causal', 2, 2, 2, 12, 30, 80, causal=True, mask='bool'),
     case('chunked prefill: 64 queries over 1024 keys, GQA 4, causal', 1, 8, 2, 64, 1024, 64, causal=True),
+    case('decode: 1 row, GQA 4, 1000 keys', 2, 8, 2, 1, 1000, 64),
+    case('decode: 16 rows, window [7, 0], bshd', 1, 2, 1, 16, 77, 64, window=(7, 0), layout='bshd'),
+    case('decode: 1 row, GQA 4, cache lengths 57, 0, 20 of 64', 3, 8, 2, 1, 64, 64, lengths=(57, 0, 20)),
+    case('decode: 4 causal rows, caches of 3 and 33 of 40', 2, 2, 2, 4, 40, 64, causal=True, lengths=(3, 33)),
+    case('chunked prefill over caches of 70 and 25 of 70, GQA 2, causal', 2, 4, 2, 20, 70, 64, causal=True, lengths=(70, 25)),
 ]
 
 def visible(c):
-    """[1, 1, Lq, Lk] booleans: the keys each query sees by the band (causal, window)."""
+    """[B, 1, Lq, Lk] booleans: the keys each query sees by the band (causal, window), aligned to each batch's cache
+    length when the case has them (keys past it excluded)."""
+    lengths = c['lengths'] or (c['Lk'],) * c['B']
     i = np.arange(c['Lq'])[:, None]; j = np.arange(c['Lk'])[None, :]
-    diag = i + c['Lk'] - c['Lq']
     left, right = (c['window'] if c['window'] else (-1, -1))
-    keep = np.ones((c['Lq'], c['Lk']), bool)
-    if left >= 0: keep &= j >= diag - left
-    if right >= 0: keep &= j <= diag + right
-    if c['causal']: keep &= j <= diag
-    keep = keep[None, None]
-    return keep
+    rows = []
+    for n in lengths:
+        diag = i + n - c['Lq']
+        keep = j < n
+        if left >= 0: keep = keep & (j >= diag - left)
+        if right >= 0: keep = keep & (j <= diag + right)
+        if c['causal']: keep = keep & (j <= diag)
+        rows.append(keep)
+    return np.stack(rows)[:, None]
 
 def run_case(c, folder):
     B, Hq, Hkv, Lq, Lk, d = (c[k] for k in ('B', 'Hq', 'Hkv', 'Lq', 'Lk', 'd'))
@@ -56,10 +66,11 @@ def run_case(c, folder):
     files = [os.path.join(folder, n) for n in ('q.npy', 'k.npy', 'v.npy', 'out.npy', 'mask.npy')]
     to_layout = (lambda x: x.transpose(0, 2, 1, 3).copy()) if c['layout'] == 'bshd' else (lambda x: x)
     for path, x in zip(files, (q, k, v)): np.save(path, to_layout(x))
-    args = CLI + ['sdpa', '-q', files[0], files[1], files[2], files[3], '--layout', c['layout']]
+    args = CLI + ['sdpa', '--json', files[0], files[1], files[2], files[3], '--layout', c['layout']]
     if c['causal']: args.append('--causal')
     if c['window']: args += ['--window', f"{c['window'][0]},{c['window'][1]}"]
     if c['scale'] is not None: args += ['--scale', str(c['scale'])]
+    if c['lengths']: args += ['--cache-lengths', ','.join(str(n) for n in c['lengths'])]
     if IMPL: args += ['--impl', IMPL]
     keep = visible(c)
     additive = np.zeros((1, 1, Lq, Lk), np.float64)
@@ -78,7 +89,7 @@ def run_case(c, folder):
     ours = ours.transpose(0, 2, 1, 3) if c['layout'] == 'bshd' else ours
     bias = np.where(keep, additive, -np.inf)
     empty = ~np.isfinite(bias).any(-1)  # rows that see nothing
-    result = {}
+    result = {'impl': json.loads(done.stdout)['impl']}
     devices = [('float64 CPU', 'cpu', torch.float64)] + ([('float32 CUDA', 'cuda', torch.float32)] if torch.cuda.is_available() else [])
     for label, device, dtype in devices:
         torch.backends.cuda.matmul.allow_tf32 = False
@@ -99,11 +110,11 @@ def main():
             if 'error' in r: worst = float('inf')
             else: worst = max(worst, r['float64 CPU'])
     print(f'PyTorch {torch.__version__}' + (f' on {torch.cuda.get_device_name()}' if torch.cuda.is_available() else ''))
-    print('| case | max diff vs PyTorch float64 | vs PyTorch float32 (CUDA) |')
-    print('|---|---|---|')
+    print('| case | implementation | max diff vs PyTorch float64 | vs PyTorch float32 (CUDA) |')
+    print('|---|---|---|---|')
     for name, r in rows:
-        if 'error' in r: print(f'| {name} | {r["error"]} | |')
-        else: print(f"| {name} | {r['float64 CPU']:.1e} | {r.get('float32 CUDA', float('nan')):.1e} |")
+        if 'error' in r: print(f'| {name} | {r["error"]} | | |')
+        else: print(f"| {name} | {r['impl']} | {r['float64 CPU']:.1e} | {r.get('float32 CUDA', float('nan')):.1e} |")
     sys.exit(0 if worst <= 1e-5 else 1)
 
 main()
