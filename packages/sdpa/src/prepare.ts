@@ -135,7 +135,6 @@ export async function prepareAttention(gpu: GpuContext, dims: SdpaDims, options:
 type GpuKernel = Pick<Fp32Kernel, 'encode' | 'destroy'>;
 
 /** Runs typed arrays through the kernel, `batchesPerRun` batches at a time, on buffers of its own. */
-
 async function runArrays(
   gpu: GpuContext,
   problem: SdpaProblem,

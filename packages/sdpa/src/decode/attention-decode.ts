@@ -9,6 +9,7 @@ import {
   gpuHeadSizeSupport,
   grid2d,
   kernelBindings,
+  kernelWorkgroupBytes,
   packUniforms,
   type GpuContext,
   type SdpaProblem,
@@ -47,8 +48,6 @@ export interface DecodePlan {
   readonly summary: string;
 }
 
-/** Workgroup bytes: the group's query rows, the K tile (rows padded by a vec4) and the V tile, the tile's scores. */
-const decodeBytes = (d: number, R: number, BK: number): number => 4 * (R * d + BK * (d + 4) + BK * d + R * BK);
 
 /** The decode kernel's plan, or why it does not take this problem (the prefill kernel then does). */
 export function decodePlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dtype: TensorType, tuning: DecodeTuning = {}): DecodePlan | string {
@@ -60,7 +59,9 @@ export function decodePlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   if (head !== true) return head;
   if (Math.ceil((R * d) / 4 / WG) > SLOT_MAX) return `${R} rows of ${d} need more than ${SLOT_MAX} slots per invocation`;
   const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
-  const fits = (keys: number): boolean => decodeBytes(d, R, keys) <= limit && Math.ceil((keys * d) / 4 / WG) <= LD_MAX;
+  // Workgroup memory as the kernel declares it (the query rows, the K and V tiles, the scores, each row's m, ℓ, α).
+  const bytes = (keys: number): number => kernelWorkgroupBytes(ATTENTION_DECODE_KERNEL.code, { D: d, R, BK: keys, WG, LSE: 0, CW: COMBINE_WORKGROUP });
+  const fits = (keys: number): boolean => bytes(keys) <= limit && Math.ceil((keys * d) / 4 / WG) <= LD_MAX;
   const BK = tuning.keysPerTile ?? [16, 8].find(fits);
   if (BK === undefined || !fits(BK)) return `the decode tiles for d = ${d} do not fit ${limit} bytes of workgroup memory`;
   const targetWorkgroups = tuning.targetWorkgroups ?? TARGET_WORKGROUPS;
