@@ -9,6 +9,7 @@ import { SUBGROUP_MATRIX_FEATURE } from '@fa/tensor';
 import { CHOICE_TABLE, chooseRung, findRung, LADDER } from '../src/index.js';
 import { conformanceEnv } from './gpu-env.js';
 import { pretendEnv as pretendGpu } from './pretend-gpu.js';
+import { TENSOR_SHAPES } from './tensor-shapes.js';
 
 const { env, release } = await conformanceEnv();
 afterAll(() => {
@@ -21,22 +22,8 @@ const staged = findRung('staged-matrix') as Rung;
 const resident = findRung('resident-o') as Rung;
 const TENSOR_IDS = ['f16-matrix', 'compensated-matrix', 'staged-matrix', 'resident-o'];
 
-/** N = 1, N a multiple of no tile (77, 513), B > 1, every head size the rungs take. */
-const SHAPES = [
-  { B: 2, N: 1, d: 16 },
-  { B: 3, N: 1, d: 128 },
-  { B: 2, N: 77, d: 16 },
-  { B: 2, N: 77, d: 32 },
-  { B: 3, N: 77, d: 64 },
-  { B: 2, N: 77, d: 80 },
-  { B: 2, N: 77, d: 128 },
-  { B: 1, N: 513, d: 32 },
-  { B: 2, N: 513, d: 64 },
-  { B: 1, N: 513, d: 128 },
-];
-
 describe('the automatic choice', () => {
-  const shapes = [...SHAPES, { B: 13600, N: 128, d: 32 }, { B: 10, N: 2048, d: 64 }, { B: 2, N: 32768, d: 64 }];
+  const shapes = [...TENSOR_SHAPES, { B: 13600, N: 128, d: 32 }, { B: 10, N: 2048, d: 64 }, { B: 2, N: 32768, d: 64 }];
 
   it('never picks a tensor-core rung on this machine', () => {
     for (const shape of shapes) expect(TENSOR_IDS).not.toContain(chooseRung(shape, env, LADDER).rung.id);

@@ -11,6 +11,7 @@ import { attentionOracle } from '@fa/reference';
 import { plainF16Attention } from '../../ladder/src/conformance.js';
 import { conformanceEnv } from '../../ladder/test/gpu-env.js';
 import { pretendEnv as pretendGpu, type PretendReport } from '../../ladder/test/pretend-gpu.js';
+import { TENSOR_SHAPES } from '../../ladder/test/tensor-shapes.js';
 import { F16_MATRIX_KERNEL } from '../src/16-f16-matrix/f16-matrix.js';
 import { COMPENSATED_MATRIX_KERNEL } from '../src/17-compensated-matrix/compensated-matrix.js';
 import { STAGED_MATRIX_KERNEL } from '../src/23-staged-matrix/staged-matrix.js';
@@ -35,19 +36,6 @@ const probe = canRun(compensated, { B: 1, N: 64, d: 64 }, env);
 const missing = probe === true ? undefined : probe;
 if (missing !== undefined) console.warn(`tensor-core rungs against the oracle skipped: ${missing}`);
 
-/** N = 1, N a multiple of no tile (77, 513), B > 1, every head size the rungs take. */
-const SHAPES: Shape[] = [
-  { B: 2, N: 1, d: 16 },
-  { B: 3, N: 1, d: 128 },
-  { B: 2, N: 77, d: 16 },
-  { B: 2, N: 77, d: 32 },
-  { B: 3, N: 77, d: 64 },
-  { B: 2, N: 77, d: 80 },
-  { B: 2, N: 77, d: 128 },
-  { B: 1, N: 513, d: 32 },
-  { B: 2, N: 513, d: 64 },
-  { B: 1, N: 513, d: 128 },
-];
 const name = ({ B, N, d }: Shape): string => `B=${B} N=${N} d=${d}`;
 
 async function errorOf(rung: RungDefinition, shape: Shape) {
@@ -63,22 +51,22 @@ async function errorOf(rung: RungDefinition, shape: Shape) {
 }
 
 describe.skipIf(missing !== undefined)(`the tensor-core rungs on uniform ±3 data${missing ? ` (skipped: ${missing})` : ''}`, () => {
-  it.each(SHAPES.map((shape) => ({ shape, label: name(shape) })))('compensated-matrix is within 1e-4 of the oracle, $label', async ({ shape }) => {
+  it.each(TENSOR_SHAPES.map((shape) => ({ shape, label: name(shape) })))('compensated-matrix is within 1e-4 of the oracle, $label', async ({ shape }) => {
     const { rung } = await errorOf(compensated, shape);
     expect(rung.maxAbsError, `max ${rung.maxAbsError}, mean ${rung.meanAbsError}`).toBeLessThanOrEqual(1e-4);
   });
 
-  it.each(SHAPES.map((shape) => ({ shape, label: name(shape) })))('staged-matrix is within 1e-4 of the oracle, $label', async ({ shape }) => {
+  it.each(TENSOR_SHAPES.map((shape) => ({ shape, label: name(shape) })))('staged-matrix is within 1e-4 of the oracle, $label', async ({ shape }) => {
     const { rung } = await errorOf(staged, shape);
     expect(rung.maxAbsError, `max ${rung.maxAbsError}, mean ${rung.meanAbsError}`).toBeLessThanOrEqual(1e-4);
   });
 
-  it.each(SHAPES.map((shape) => ({ shape, label: name(shape) })))('resident-o is within 1e-4 of the oracle, $label', async ({ shape }) => {
+  it.each(TENSOR_SHAPES.map((shape) => ({ shape, label: name(shape) })))('resident-o is within 1e-4 of the oracle, $label', async ({ shape }) => {
     const { rung } = await errorOf(resident, shape);
     expect(rung.maxAbsError, `max ${rung.maxAbsError}, mean ${rung.meanAbsError}`).toBeLessThanOrEqual(1e-4);
   });
 
-  it.each(SHAPES.map((shape) => ({ shape, label: name(shape) })))('f16-matrix is within 2× a plain f16 computation, $label', async ({ shape }) => {
+  it.each(TENSOR_SHAPES.map((shape) => ({ shape, label: name(shape) })))('f16-matrix is within 2× a plain f16 computation, $label', async ({ shape }) => {
     const { rung, plainF16 } = await errorOf(f16Matrix, shape);
     expect(rung.maxAbsError, `max ${rung.maxAbsError}; plain f16 ${plainF16.maxAbsError}`).toBeLessThanOrEqual(Math.max(2 * plainF16.maxAbsError, 1e-6));
   });
@@ -88,7 +76,7 @@ describe('where the GPU has no subgroup matrices', () => {
   const noMatrices = env.gpu === undefined || env.gpu.device.features.has(SUBGROUP_MATRIX_FEATURE);
   it.skipIf(noMatrices)('every tensor-core rung declines every shape with a one-line reason naming the missing feature', () => {
     for (const rung of [f16Matrix, compensated, staged, resident]) {
-      for (const shape of SHAPES) {
+      for (const shape of TENSOR_SHAPES) {
         const reason = canRun(rung, shape, env);
         expect(reason).toEqual(expect.stringContaining(SUBGROUP_MATRIX_FEATURE));
         expect(reason).not.toContain('\n');

@@ -3,6 +3,7 @@
  * a problem on an adapter, and the compiled kernel bound to buffers.
  */
 import {
+  bandOf,
   checked,
   checkUniforms,
   computePipelines,
@@ -193,8 +194,7 @@ export function tileLists(problem: SdpaProblem, plan: Pick<Fp32Plan, 'BR' | 'BC'
       for (let i = 0; i < Tr; i++) {
         const rowFirst = i * plan.BR;
         const rowLast = Math.min(Lq, rowFirst + plan.BR) - 1;
-        const keyFirst = Math.max(0, rowFirst + Lk - Lq - problem.left);
-        const keyLast = Math.min(Lk - 1, rowLast + Lk - Lq + problem.right);
+        const { first: keyFirst, last: keyLast } = rowBlockKeys(problem, b, rowFirst, rowLast);
         const entry = (b * Hq + h) * Tr + i;
         entries[2 * entry] = 2 * heads + lists.length;
         for (let j = Math.floor(keyFirst / plan.BC); keyFirst <= keyLast && j <= Math.floor(keyLast / plan.BC); j++) {
@@ -252,15 +252,18 @@ function uniformsOf(problem: SdpaProblem, batch0: number, batches: number, split
  */
 function bandTileCounts(problem: SdpaProblem, plan: Fp32Plan): number[] | undefined {
   if (problem.blockMask || problem.cacheLengths || (!Number.isFinite(problem.left) && !Number.isFinite(problem.right))) return undefined;
-  const { Lq, Lk } = problem.dims;
+  const { Lq } = problem.dims;
   const counts: number[] = [];
-  for (let first = 0; first < Lq; first += plan.BR) {
-    const last = Math.min(Lq, first + plan.BR) - 1;
-    const keyFirst = Math.max(0, first + Lk - Lq - problem.left);
-    const keyLast = Math.min(Lk - 1, last + Lk - Lq + problem.right);
-    counts.push(keyFirst > keyLast ? 0 : Math.floor(keyLast / plan.BC) - Math.floor(keyFirst / plan.BC) + 1);
+  for (let rowFirst = 0; rowFirst < Lq; rowFirst += plan.BR) {
+    const { first, last } = rowBlockKeys(problem, 0, rowFirst, Math.min(Lq, rowFirst + plan.BR) - 1);
+    counts.push(first > last ? 0 : Math.floor(last / plan.BC) - Math.floor(first / plan.BC) + 1);
   }
   return counts;
+}
+
+/** The keys any of rows rowFirst … rowLast of batch b sees by the band: from its first row's first to its last's last. */
+function rowBlockKeys(problem: SdpaProblem, b: number, rowFirst: number, rowLast: number): { first: number; last: number } {
+  return { first: bandOf(problem, b, rowFirst).first, last: bandOf(problem, b, rowLast).last };
 }
 
 /** Most key ranges per row block under a band: the row blocks' shares are unequal, so it may take more than keySplits' 8. */
