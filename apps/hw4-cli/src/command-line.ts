@@ -78,6 +78,8 @@ export const SDPA_OPTIONS = {
   lse: { type: 'string' },
   list: { type: 'boolean' },
   bench: { type: 'boolean' },
+  conformance: { type: 'boolean' },
+  dtype: { type: 'string' },
   cases: { type: 'string' },
   python: { type: 'string' },
   'no-torch': { type: 'boolean' },

@@ -50,7 +50,7 @@ const COMMAND_DOCS: Record<string, Record<string, readonly [string, string]>> = 
   list: { shape: ['B,N,d', 'show the default rung for this shape (default: for each bench shape)'] },
   bench: { impl: ['ID,ID,...', 'rungs to time (default: all)'] },
   sdpa: {
-    impl: ['ID', 'attention-fp32 (the GPU kernel) or cpu-fp32 (default: the GPU kernel where it can run the problem, else cpu-fp32)'],
+    impl: ['ID', 'attention-fp32, attention-matrix or attention-decode (GPU kernels) or cpu-fp32 (default: attention-decode for up to 16 query rows per head, attention-fp32 otherwise; cpu-fp32 without a GPU)'],
     causal: ['', 'causal mask aligned bottom-right: query i sees key j iff j ≤ i + Lk − Lq (PyTorch\'s is_causal when Lq = Lk)'],
     window: ['L,R', 'sliding window: keys from i + Lk − Lq − L to i + Lk − Lq + R; −1 for unbounded (FlashAttention-2\'s window_size)'],
     mask: ['FILE.npy', 'bool (true = takes part) or float (added to the scores), broadcast to [B, Hq, Lq, Lk] as PyTorch broadcasts'],
@@ -60,6 +60,8 @@ const COMMAND_DOCS: Record<string, Record<string, readonly [string, string]>> = 
     lse: ['FILE.npy', 'also write each row\'s log-sum-exp, float32 [B, Hq, Lq]'],
     list: ['', 'the implementations and whether each can run here (with --json: {"implementations": [{"id", "available", "reason"?}]})'],
     bench: ['', 'time model-shaped problems (GPT-2, Llama, Llama-3 GQA, BERT, chunked prefill, block-sparse) beside PyTorch'],
+    conformance: ['', 'check the library\'s awkward cases on this GPU against float64 (exit 5 on an error over its limit); with --impl ID,ID,... on those kernels'],
+    dtype: ['f32,f16', 'with --conformance: the tensor types to check (default both)'],
     cases: ['N,N,...', 'with --bench: the case numbers to time (default: all)'],
   },
 };
@@ -101,7 +103,7 @@ export const COMMANDS: Record<string, CommandHelp> = {
   },
   bench: { usage: 'hw4-cli bench [options]', about: 'rungs × shapes: kernel time, TFLOP/s, speedups, PyTorch SDPA (fp32, and fp16 with --torch-dtype) beside them', options: BENCH_OPTIONS },
   sdpa: {
-    usage: 'hw4-cli sdpa Q.npy K.npy V.npy OUTPUT.npy [options]   |   hw4-cli sdpa --list [--json]   |   hw4-cli sdpa --bench',
+    usage: 'hw4-cli sdpa Q.npy K.npy V.npy OUTPUT.npy [options]   |   hw4-cli sdpa --list [--json]   |   hw4-cli sdpa --bench   |   hw4-cli sdpa --conformance',
     about:
       'attention as models call it: q [B, Hq, Lq, d], k and v [B, Hkv, Lk, d] as NumPy .npy files (f32 or f16, C order;\n' +
       'float64 is converted to float32 with a note), Hq a multiple of Hkv (grouped heads). OUTPUT has q\'s shape and dtype.\n' +

@@ -111,11 +111,13 @@ describe('hw4-cli sdpa', () => {
     expect(JSON.parse(list.stdout)).toEqual({
       implementations: [
         { id: 'attention-fp32', available: false, reason: 'GPU disabled by FA_GPU=off' },
+        { id: 'attention-matrix', available: false, reason: 'GPU disabled by FA_GPU=off' },
+        { id: 'attention-decode', available: false, reason: 'GPU disabled by FA_GPU=off' },
         { id: 'cpu-fp32', available: true },
       ],
     });
     const out = join(dir, 'never.npy');
-    expect(cli(['sdpa', Q, K, V, out, '--impl', 'fast'], NO_GPU)).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown implementation "fast"; choose one of attention-fp32, cpu-fp32/) as unknown });
+    expect(cli(['sdpa', Q, K, V, out, '--impl', 'fast'], NO_GPU)).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown implementation "fast"; choose one of attention-fp32, attention-matrix, attention-decode, cpu-fp32/) as unknown });
     expect(cli(['sdpa', Q, K, V, out, '--impl', 'attention-fp32'], NO_GPU).code).toBe(2);
     expect(cli(['sdpa', Q, K, V, out, '--window', '3'], NO_GPU).code).toBe(2);
     expect(existsSync(out)).toBe(false);

@@ -202,9 +202,10 @@ function roundF16(x: number): number {
 /**
  * Attention computed the plain way at f16 precision, float64 otherwise, as @fa/ladder's `plainF16Attention` does for
  * the hw4 layout: q·scale·log2(e), k, v and the weights P̃ = 2^(S − m) rounded to f16; the scores (with the mask term in
- * base 2), the sums and the output exact. What an f16 kernel should match. Output in q's layout.
+ * base 2), the sums and the output exact. What an f16 kernel should match. Output in q's layout; `lse` [B, Hq, Lq]
+ * from those scores.
  */
-export function sdpaFloat16Plain(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array): Float64Array {
+export function sdpaFloat16Plain(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array): { out: Float64Array; lse: Float64Array } {
   checkLengths(problem, q, k, v);
   const { B, Hq, Lq, Lk, d } = problem.dims;
   const scale2 = problem.scale * Math.LOG2E;
@@ -212,6 +213,7 @@ export function sdpaFloat16Plain(problem: SdpaProblem, q: Float32Array, k: Float
   const k16 = Float64Array.from(k, roundF16);
   const v16 = Float64Array.from(v, roundF16);
   const out = new Float64Array(q.length);
+  const lse = new Float64Array(B * Hq * Lq).fill(Number.NEGATIVE_INFINITY);
   const S = new Float64Array(Lk);
   for (let b = 0; b < B; b++) {
     for (let h = 0; h < Hq; h++) {
@@ -245,8 +247,9 @@ export function sdpaFloat16Plain(problem: SdpaProblem, q: Float32Array, k: Float
           for (let x = 0; x < d; x++) out[qi + x] = (out[qi + x] as number) + p16 * (v16[vj + x] as number);
         }
         for (let x = 0; x < d; x++) out[qi + x] = (out[qi + x] as number) / l;
+        lse[(b * Hq + h) * Lq + i] = (m + Math.log2(l)) * Math.LN2;
       }
     }
   }
-  return out;
+  return { out, lse };
 }

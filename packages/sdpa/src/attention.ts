@@ -1,13 +1,13 @@
 /**
  * attention(q, k, v, options): scaled-dot-product attention on typed arrays, with PyTorch's semantics and
- * FlashAttention-2's alignment (@fa/core's sdpa/problem.ts). On a GPU it runs the kernel (f16 tensors stay f16 in
- * memory, computed in float32); without one, or for a problem the kernel declines, the
+ * FlashAttention-2's alignment (@fa/core's sdpa/problem.ts). On a GPU it runs the kernel that fits the problem (f16
+ * tensors stay f16 in memory); without one, or for a problem the kernel declines, the
  * plain float32 CPU computation of @fa/reference, and says why in `note`.
  */
 import { sdpaProblem, SdpaArgumentError, type GpuContext, type SdpaDims, type SdpaLayout, type SdpaOptions } from '@fa/core';
 import { sdpaFloat32 } from '@fa/reference';
 import { floatsToHalves, halvesToFloats } from './f16.js';
-import { gpuUnsupportedReason, prepareAttention } from './prepare.js';
+import { gpuUnsupportedReason, prepareAttention, type GpuKernelId } from './prepare.js';
 
 /** A tensor: float32 values, or f16 values as their bits (dtype 'f16'), and its shape of four dimensions. */
 export interface SdpaTensor {
@@ -20,13 +20,15 @@ export interface AttentionOptions extends SdpaOptions {
   readonly gpu?: GpuContext;
   /** Also return each row's log-sum-exp, [B, Hq, Lq]. */
   readonly returnLse?: boolean;
+  /** The GPU kernel (`PrepareOptions.kernel`); by default the one that fits the problem. */
+  readonly kernel?: GpuKernelId;
 }
 
 export interface AttentionResult {
   /** Shaped and typed as q. */
   readonly out: SdpaTensor;
   readonly lse?: Float32Array;
-  /** What computed it: 'attention-fp32' (GPU) or 'cpu-fp32'. */
+  /** What computed it: a GPU kernel ('attention-fp32', 'attention-matrix', 'attention-decode') or 'cpu-fp32'. */
   readonly impl: string;
   /** Why the GPU kernel did not run it, when a GPU was given. */
   readonly note?: string;

@@ -2,7 +2,11 @@ export { attention, dimsOf, type AttentionOptions, type AttentionResult, type Sd
 export { chooseKernel, DECODE_MAX_LQ, prepareAttention, gpuUnsupportedReason, type AttentionBuffers, type GpuKernelId, type PrepareOptions, type PreparedAttention, type TensorData } from './prepare.js';
 export { ATTENTION_DECODE_KERNEL, DECODE_MAX_ROWS, type DecodeTuning } from './decode/attention-decode.js';
 export { ATTENTION_FP32_KERNEL, attentionKernel } from './fp32/attention-fp32.js';
+export { ATTENTION_MATRIX_KERNEL } from './matrix/attention-matrix.js';
+/** Why a GPU cannot run the matrix kernel at all (subgroup matrices, f16, subgroups of 32), or undefined when it can. */
+export { matrixUnavailable } from '@fa/tensor';
 export type { TensorType } from './kernel-support.js';
 export { floatToHalf, halfToFloat, floatsToHalves, halvesToFloats } from './f16.js';
 export { SdpaArgumentError, sdpaProblem, validCacheLengths, type SdpaBlockMask, type SdpaDims, type SdpaLayout, type SdpaMask, type SdpaOptions, type SdpaProblem } from '@fa/core';
 export { APPEND_CACHE_KERNEL, lengthsAfter, prepareCacheAppend, type CacheAppendBuffers, type CacheAppendDims, type CacheAppendOptions, type PreparedCacheAppend } from './cache/append-cache.js';
+export { checkCase as checkSdpaCase, GROUPS as SDPA_CASE_GROUPS, type Case as SdpaCase, type CaseCheck as SdpaCaseCheck, type CheckOptions as SdpaCheckOptions } from './conformance.js';

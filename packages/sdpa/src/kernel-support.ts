@@ -68,6 +68,41 @@ export function explicitLayout(device: GPUDevice, bindings: ReturnType<typeof ke
   return Object.assign(pipelineLayout, { getBindGroupLayout: () => group });
 }
 
+/** A tensor's buffer, or a range of it in bytes (the offset a multiple of the device's minStorageBufferOffsetAlignment). */
+export type TensorBinding = GPUBuffer | { readonly buffer: GPUBuffer; readonly offset: number; readonly size: number };
+
+/** The bind group resource of a buffer or a range of one. */
+export function bindingResource(binding: TensorBinding): GPUBufferBinding {
+  return 'offset' in binding ? { buffer: binding.buffer, offset: binding.offset, size: binding.size } : { buffer: binding };
+}
+
+/**
+ * A kernel's uniform buffer per run of batches (batch0, batches), written once: runs recorded into one encoder keep
+ * their own values (every queue write lands before the encoder runs, so one shared buffer would hold the last run's).
+ */
+export class RunUniforms {
+  private readonly byRun = new Map<string, GPUBuffer>();
+
+  constructor(
+    private readonly device: GPUDevice,
+    private readonly owned: OwnedBuffers,
+    private readonly label: string,
+    private readonly bytes: number,
+  ) {}
+
+  /** The buffer of this run, made and filled with `values()` the first time. */
+  of(batch0: number, batches: number, values: () => ArrayBuffer): GPUBuffer {
+    const key = `${batch0},${batches}`;
+    let buffer = this.byRun.get(key);
+    if (!buffer) {
+      buffer = this.owned.uniform(`${this.label} params, batches ${batch0} to ${batch0 + batches - 1}`, this.bytes);
+      this.device.queue.writeBuffer(buffer, 0, values());
+      this.byRun.set(key, buffer);
+    }
+    return buffer;
+  }
+}
+
 /** Storage buffers a kernel owns: made (and filled) here, destroyed together. */
 export class OwnedBuffers {
   private readonly all: GPUBuffer[] = [];

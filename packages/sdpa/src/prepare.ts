@@ -5,8 +5,10 @@
  */
 import { checked, sdpaProblem, UnsupportedShapeError, validCacheLengths, type GpuContext, type SdpaDims, type SdpaOptions, type SdpaProblem } from '@fa/core';
 import { decodePlan, prepareDecodeKernel, type DecodePlan, type DecodeTuning } from './decode/attention-decode.js';
-import { fp32Plan, prepareFp32Kernel, type Fp32Kernel, type Fp32Plan } from './fp32/attention-fp32.js';
-import type { TensorType } from './kernel-support.js';
+import { fp32Plan } from './fp32/attention-fp32.js';
+import { matrixPlan } from './matrix/attention-matrix.js';
+import { prepareTiledKernel, type TiledKernel, type TiledPlan } from './tiled-host.js';
+import type { TensorBinding, TensorType } from './kernel-support.js';
 
 /** Tensor data of a dtype: float32 values, or f16 values as their bits. */
 export type TensorData = Float32Array | Uint16Array;
@@ -34,31 +36,43 @@ export interface PrepareOptions extends SdpaOptions {
   /** The tensors' element type: 'f32' (default) or 'f16' (f16 pairs read as u32s and unpacked, so no shader-f16 is needed; computed in float32). */
   readonly dtype?: TensorType;
   /**
-   * The kernel: 'attention-decode' (the query heads of a KV group together, keys split over workgroups) or
-   * 'attention-fp32' (tiles of query rows); by default the decode kernel for Lq ≤ DECODE_MAX_LQ where it can run.
+   * The kernel: 'attention-decode' (the query heads of a KV group together, keys split over workgroups),
+   * 'attention-matrix' (tiles of query rows on the matrix units: f16 products for f16 tensors; for f32 tensors high and
+   * low f16 parts, fp32-grade for values within f16's range, ±65504) or 'attention-fp32' (tiles of query rows, float32
+   * arithmetic). By default: the decode kernel for Lq ≤ DECODE_MAX_LQ where it runs, otherwise attention-fp32, which
+   * was faster than attention-matrix on every model case of the bench, f16 tensors included (docs/sdpa.md).
    */
   readonly kernel?: GpuKernelId;
+  /**
+   * The most bytes one tensor binding takes (default: the GPU's maxStorageBufferBindingSize). Larger tensors are split
+   * over several dispatches of whole batches; a smaller value makes tests and experiments split small problems.
+   */
+  readonly maxBindingBytes?: number;
   /** The decode kernel's sizes set by an experiment instead of its plan (the bench reads them from FA_SDPA_TUNING). */
   readonly tuning?: DecodeTuning;
 }
 
-export type GpuKernelId = 'attention-fp32' | 'attention-decode';
+export type GpuKernelId = 'attention-fp32' | 'attention-matrix' | 'attention-decode';
 
 /** Query rows per head up to which the decode kernel is the default. */
 export const DECODE_MAX_LQ = 16;
 
 /** The kernel's plan chosen for a problem, or the reasons none can run it. */
-function choosePlan(problem: SdpaProblem, gpu: GpuContext, options: PrepareOptions): { id: 'attention-decode'; plan: DecodePlan } | { id: 'attention-fp32'; plan: Fp32Plan } | string {
+function choosePlan(problem: SdpaProblem, gpu: GpuContext, options: PrepareOptions): { id: 'attention-decode'; plan: DecodePlan } | { id: TiledPlan['id']; plan: TiledPlan } | string {
   const lse = options.lse === true;
   const dtype = options.dtype ?? 'f32';
-  const wantDecode = options.kernel === 'attention-decode' || (options.kernel === undefined && problem.dims.Lq <= DECODE_MAX_LQ);
-  if (wantDecode) {
+  const wanted = options.kernel;
+  if (wanted === 'attention-decode' || (wanted === undefined && problem.dims.Lq <= DECODE_MAX_LQ)) {
     const plan = decodePlan(problem, gpu, lse, dtype, options.tuning);
     if (typeof plan !== 'string') return { id: 'attention-decode' as const, plan };
-    if (options.kernel === 'attention-decode') return plan;
+    if (wanted === 'attention-decode') return plan;
+  }
+  if (wanted === 'attention-matrix') {
+    const plan = matrixPlan(problem, gpu, lse, dtype);
+    return typeof plan === 'string' ? plan : { id: plan.id, plan };
   }
   const plan = fp32Plan(problem, gpu, lse, dtype);
-  return typeof plan === 'string' ? plan : { id: 'attention-fp32' as const, plan };
+  return typeof plan === 'string' ? plan : { id: plan.id, plan };
 }
 
 export interface PreparedAttention {
@@ -95,16 +109,19 @@ export async function prepareAttention(gpu: GpuContext, dims: SdpaDims, options:
   const dtype = options.dtype ?? 'f32';
   const chosen = choosePlan(problem, gpu, options);
   if (typeof chosen === 'string') throw new UnsupportedShapeError(`${options.kernel ?? 'attention-fp32'} cannot run this problem here: ${chosen}`);
-  const kernel: GpuKernel = chosen.id === 'attention-decode' ? await prepareDecodeKernel(gpu, problem, chosen.plan) : await prepareFp32Kernel(gpu, problem, chosen.plan);
+  const kernel: GpuKernel = chosen.id === 'attention-decode' ? await prepareDecodeKernel(gpu, problem, chosen.plan) : await prepareTiledKernel(gpu, problem, chosen.plan);
   const { B, Hq, Hkv, Lq, Lk, d } = problem.dims;
   const size = dtype === 'f16' ? 2 : 4;
   const bytes = { q: Hq * Lq * d * size, kv: Hkv * Lk * d * size, lse: Hq * Lq * 4 };
-  const limit = Math.min(gpu.report.limits.maxStorageBufferBindingSize, gpu.report.limits.maxBufferSize);
-  const batchesPerRun = Math.min(B, Math.floor(limit / Math.max(bytes.q, bytes.kv)));
+  const limit = Math.min(gpu.report.limits.maxStorageBufferBindingSize, gpu.report.limits.maxBufferSize, options.maxBindingBytes ?? Number.POSITIVE_INFINITY);
+  const batchesPerRun = Math.min(B, Math.floor(limit / Math.max(bytes.q, bytes.kv, withLse ? bytes.lse : 0)));
   if (batchesPerRun < 1) {
     kernel.destroy();
     throw new UnsupportedShapeError(`one batch of this problem needs ${Math.max(bytes.q, bytes.kv)} bytes in one binding, over this GPU's ${limit}`);
   }
+  // On the caller's buffers, a run of batches starts at an offset each binding takes: a multiple of the alignment.
+  const alignment = gpu.device.limits.minStorageBufferOffsetAlignment;
+  const encodedRun = alignedRun(batchesPerRun, [bytes.q, bytes.kv, ...(withLse ? [bytes.lse] : [])], alignment);
   return {
     problem,
     impl: chosen.id,
@@ -112,14 +129,34 @@ export async function prepareAttention(gpu: GpuContext, dims: SdpaDims, options:
       const need = { q: B * bytes.q, k: B * bytes.kv, v: B * bytes.kv, out: B * bytes.q, lse: B * bytes.lse };
       for (const name of ['q', 'k', 'v', 'out'] as const) {
         if (buffers[name].size < need[name]) throw new RangeError(`attention: buffer ${name} holds ${buffers[name].size} bytes; this problem needs ${need[name]}`);
-        if (need[name] > limit) throw new RangeError(`attention: tensor ${name} of ${need[name]} bytes is over this GPU's ${limit} per binding; encode fewer batches at a time`);
       }
       if (withLse && (buffers.lse === undefined || buffers.lse.size < need.lse)) throw new RangeError(`attention: prepared with lse, so give an lse buffer of ${need.lse} bytes`);
       if (problem.cacheLengths && (buffers.cacheLengths === undefined || buffers.cacheLengths.size < 4 * B)) {
         throw new RangeError(`attention: prepared with cacheLengths, so give a cacheLengths buffer of ${4 * B} bytes (one u32 per batch)`);
       }
       const lengths = problem.cacheLengths ? { lengths: buffers.cacheLengths } : {};
-      kernel.encode(encoder, { q: buffers.q, k: buffers.k, v: buffers.v, O: buffers.out, ...(buffers.lse ? { lse: buffers.lse } : {}), ...lengths }, 0, B, timestampWrites);
+      if (Math.max(need.q, need.k, withLse ? need.lse : 0) <= limit) {
+        kernel.encode(encoder, { q: buffers.q, k: buffers.k, v: buffers.v, O: buffers.out, ...(buffers.lse ? { lse: buffers.lse } : {}), ...lengths }, 0, B, timestampWrites);
+        return;
+      }
+      // Tensors over one binding: runs of whole batches, each bound as a range of the caller's buffers.
+      if (encodedRun === 0) {
+        throw new RangeError(
+          `attention: a tensor is over this GPU's ${limit} bytes per binding, and no run of batches starts at offsets aligned to ${alignment} bytes (per batch: q ${bytes.q}, k and v ${bytes.kv} bytes); encode fewer batches at a time`,
+        );
+      }
+      for (let batch0 = 0; batch0 < B; batch0 += encodedRun) {
+        const n = Math.min(encodedRun, B - batch0);
+        const range = (buffer: GPUBuffer, per: number): TensorBinding => ({ buffer, offset: batch0 * per, size: Math.min(Math.ceil((n * per) / 4) * 4, buffer.size - batch0 * per) });
+        const writes = timestampWrites && passWrites(timestampWrites, batch0 === 0, batch0 + n >= B);
+        kernel.encode(
+          encoder,
+          { q: range(buffers.q, bytes.q), k: range(buffers.k, bytes.kv), v: range(buffers.v, bytes.kv), O: range(buffers.out, bytes.q), ...(buffers.lse ? { lse: range(buffers.lse, bytes.lse) } : {}), ...lengths },
+          batch0,
+          n,
+          writes,
+        );
+      }
     },
     run: (q, k, v, runOptions) => {
       const lengths = problem.cacheLengths ? validCacheLengths(runOptions?.cacheLengths ?? problem.cacheLengths, B, problem.dims.Lk) : undefined;
@@ -131,8 +168,32 @@ export async function prepareAttention(gpu: GpuContext, dims: SdpaDims, options:
   };
 }
 
+/**
+ * The most batches (at most `most`) whose bytes per tensor are each a multiple of `alignment`, so that every run starts
+ * at an offset a binding takes; 0 when even `most` batches do not get there.
+ */
+export function alignedRun(most: number, bytesPerBatch: readonly number[], alignment: number): number {
+  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+  // n · bytes is a multiple of alignment when n is a multiple of alignment / gcd(bytes, alignment).
+  const step = bytesPerBatch.reduce((lcm, bytes) => {
+    const need = alignment / gcd(bytes, alignment);
+    return (lcm * need) / gcd(lcm, need);
+  }, 1);
+  return Math.floor(most / step) * step;
+}
+
+/** The timestamp writes of one of several passes: the beginning on the first, the end on the last. */
+function passWrites(writes: GPUComputePassTimestampWrites, first: boolean, last: boolean): GPUComputePassTimestampWrites | undefined {
+  if (!first && !last) return undefined;
+  return {
+    querySet: writes.querySet,
+    ...(first && writes.beginningOfPassWriteIndex !== undefined ? { beginningOfPassWriteIndex: writes.beginningOfPassWriteIndex } : {}),
+    ...(last && writes.endOfPassWriteIndex !== undefined ? { endOfPassWriteIndex: writes.endOfPassWriteIndex } : {}),
+  };
+}
+
 /** What both kernels offer: one compute pass for a run of batches, on buffers the caller binds. */
-type GpuKernel = Pick<Fp32Kernel, 'encode' | 'destroy'>;
+type GpuKernel = Pick<TiledKernel, 'encode' | 'destroy'>;
 
 /** Runs typed arrays through the kernel, `batchesPerRun` batches at a time, on buffers of its own. */
 async function runArrays(

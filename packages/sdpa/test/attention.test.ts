@@ -8,7 +8,9 @@ import { sdpaProblem, type GpuContext } from '@fa/core';
 import { acquireNodeGpu } from '@fa/core/node';
 import { sdpaFloat16Plain, sdpaOracle } from '@fa/reference';
 import { attention, chooseKernel, DECODE_MAX_LQ, dimsOf, floatsToHalves, halvesToFloats, prepareAttention, SdpaArgumentError } from '../src/index.js';
-import { checkCase, GROUPS, maxAbs, tensors } from './cases.js';
+import { alignedRun } from '../src/prepare.js';
+import { sdpaFloat32 } from '@fa/reference';
+import { checkCase, GROUPS, maxAbs, tensors } from '../src/conformance.js';
 
 /**
  * A GPU device of its own for each group of tests, destroyed after it: a software GPU compiles more slowly the more
@@ -83,7 +85,62 @@ describe('f16 tensors', () => {
     const { out } = await prepared.run(q, k, v);
     prepared.destroy();
     const error = maxAbs(halvesToFloats(out as Uint16Array), exact.out);
-    expect(error).toBeLessThanOrEqual(2 * maxAbs(sdpaFloat16Plain(problem, qf, kf, vf), exact.out));
+    expect(error).toBeLessThanOrEqual(2 * maxAbs(sdpaFloat16Plain(problem, qf, kf, vf).out, exact.out));
+  });
+});
+
+describe('tensors over one binding', () => {
+  const device = deviceForGroup();
+  it('are split into runs of whole batches, each bound as a range of the caller\'s buffers', { timeout: 600_000 }, async (context) => {
+    const gpu = device.gpu();
+    if (!gpu) {
+      context.skip(`no GPU: ${device.missing()}`);
+      return;
+    }
+    // Per batch: q 2048 bytes, k and v 4096, lse 128. With 8192 bytes per binding, runs of 2, 2 and 1 batches.
+    const dims = { B: 5, Hq: 4, Hkv: 2, Lq: 8, Lk: 32, d: 16 };
+    const { q, k, v } = tensors(dims, 41);
+    const problem = sdpaProblem(dims, { causal: true });
+    const exact = sdpaOracle(problem, q, k, v);
+    const plain = sdpaFloat32(problem, q, k, v);
+    const prepared = await prepareAttention(gpu, dims, { causal: true, lse: true, maxBindingBytes: 8192 });
+    const { device: gpuDevice } = gpu;
+    const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
+    const upload = (data: Float32Array): GPUBuffer => {
+      const buffer = gpuDevice.createBuffer({ size: data.byteLength, usage });
+      gpuDevice.queue.writeBuffer(buffer, 0, data);
+      return buffer;
+    };
+    const buffers = { q: upload(q), k: upload(k), v: upload(v), out: upload(new Float32Array(q.length)), lse: upload(new Float32Array(5 * 4 * 8)) };
+    const readBack = async (buffer: GPUBuffer): Promise<Float32Array> => {
+      const read = gpuDevice.createBuffer({ size: buffer.size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+      const encoder = gpuDevice.createCommandEncoder();
+      encoder.copyBufferToBuffer(buffer, 0, read, 0, buffer.size);
+      gpuDevice.queue.submit([encoder.finish()]);
+      await read.mapAsync(GPUMapMode.READ);
+      const copy = new Float32Array(read.getMappedRange().slice(0));
+      read.destroy();
+      return copy;
+    };
+    try {
+      const encoder = gpuDevice.createCommandEncoder();
+      prepared.encode(encoder, buffers);
+      gpuDevice.queue.submit([encoder.finish()]);
+      const [out, lse] = [await readBack(buffers.out), await readBack(buffers.lse)];
+      expect(maxAbs(out, exact.out)).toBeLessThanOrEqual(Math.max(2 * maxAbs(plain.out, exact.out), 1e-6));
+      expect(maxAbs(lse, exact.lse)).toBeLessThanOrEqual(Math.max(2 * maxAbs(plain.lse, exact.lse), 1e-5));
+    } finally {
+      prepared.destroy();
+      for (const buffer of Object.values(buffers)) buffer.destroy();
+    }
+  });
+
+  it('run in batches whose bytes keep every offset aligned, or not at all', () => {
+    expect(alignedRun(2, [2048, 4096, 128], 256)).toBe(2); // 128-byte lse rows: an even number of batches
+    expect(alignedRun(7, [2048, 4096, 128], 256)).toBe(6);
+    expect(alignedRun(2, [2048, 4096, 32], 256)).toBe(0); // 32-byte rows need runs of 8 batches
+    expect(alignedRun(3, [96, 256], 256)).toBe(0); // 96 bytes: runs of 8
+    expect(alignedRun(9, [96, 256], 256)).toBe(8);
   });
 });
 

@@ -3,7 +3,7 @@
  * adapter and leaves the results in `window.sdpaResult` for browser.test.ts to read.
  */
 import { createGpuContext } from '@fa/core';
-import { checkCase, GROUPS, type CaseCheck } from './cases.js';
+import { checkCase, GROUPS, type CaseCheck } from '../src/conformance.js';
 
 export interface CaseResult extends Partial<CaseCheck> {
   name: string;

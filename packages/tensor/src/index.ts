@@ -5,4 +5,4 @@ export { stagedMatrix, STAGED_MATRIX_KERNEL } from './23-staged-matrix/staged-ma
 export { residentO, RESIDENT_O_KERNEL } from './24-resident-o/resident-o.js';
 // The subgroup plan of rungs 23-24, for experiments that vary a rung's override constants over its own plan.
 export { subgroupPlan } from './subgroup-plan.js';
-export { SUBGROUP_MATRIX_FEATURE } from './matrix-rung.js';
+export { matrixUnavailable, SUBGROUP_MATRIX_FEATURE } from './matrix-rung.js';

@@ -117,8 +117,8 @@ function planOf(spec: MatrixRungSpec, shape: Shape, workgroupLimit: number): Mat
   return spec.plan ? spec.plan(shape, workgroupLimit) : matrixPlan(shape, spec.kernel, workgroupLimit);
 }
 
-/** Why this adapter cannot run the tensor-core rungs at all, or undefined when it can. */
-function matrixUnavailable(gpu: GpuContext): string | undefined {
+/** Why this adapter cannot run the tensor-core kernels at all (f16 16×16×16 subgroup matrices, subgroups of 32), or undefined when it can. */
+export function matrixUnavailable(gpu: GpuContext): string | undefined {
   const features = gpu.device.features;
   if (!features.has(SUBGROUP_MATRIX_FEATURE)) return `the GPU has no subgroup matrices (feature ${SUBGROUP_MATRIX_FEATURE})`;
   if (!features.has('shader-f16')) return 'the GPU has no f16 in shaders (feature shader-f16)';

@@ -42,7 +42,8 @@ function halfTheBlocks(blocks: number, seed: number): Uint8Array {
   return flags;
 }
 
-export const SDPA_BENCH_CASES: readonly SdpaBenchCase[] = [
+/** The model-shaped prefill cases (f32 tensors). */
+const MODEL_CASES: readonly SdpaBenchCase[] = [
   { name: 'GPT-2 prefill, causal', dims: { B: 1, Hq: 12, Hkv: 12, Lq: 1024, Lk: 1024, d: 64 }, options: { causal: true } },
   { name: 'GPT-2 prefill, no mask', dims: { B: 1, Hq: 12, Hkv: 12, Lq: 1024, Lk: 1024, d: 64 }, options: {} },
   { name: 'Llama prefill, causal', dims: { B: 1, Hq: 32, Hkv: 32, Lq: 4096, Lk: 4096, d: 128 }, options: { causal: true } },
@@ -56,6 +57,10 @@ export const SDPA_BENCH_CASES: readonly SdpaBenchCase[] = [
     dims: { B: 1, Hq: 12, Hkv: 12, Lq: 4096, Lk: 4096, d: 64 },
     options: { blockMask: { rows: 128, keys: 128, data: halfTheBlocks(32, 7), shape: [32, 32] } },
   },
+];
+
+export const SDPA_BENCH_CASES: readonly SdpaBenchCase[] = [
+  ...MODEL_CASES,
   ...(['f32', 'f16'] as const).flatMap((dtype) => [
     decodeCase('1 row, 4096 keys', 1, 1, 4096, dtype),
     decodeCase('1 row, 32768 keys', 1, 1, 32768, dtype),
@@ -67,6 +72,16 @@ export const SDPA_BENCH_CASES: readonly SdpaBenchCase[] = [
   ...[1, 2, 4, 8].flatMap((Lq) =>
     (['attention-decode', 'attention-fp32'] as const).map((kernel) => ({ ...decodeCase(`crossover, ${Lq} rows, 4096 keys, on ${kernel}`, 1, Lq, 4096, 'f32'), options: { causal: true }, kernel })),
   ),
+  // The model cases with f16 tensors (the matrix kernel where the GPU has subgroup matrices), against PyTorch fp16.
+  ...[0, 1, 2, 3, 4, 5, 6].map((n) => {
+    const c = MODEL_CASES[n] as SdpaBenchCase;
+    return { ...c, name: `f16: ${c.name}`, dtype: 'f16' as const };
+  }),
+  // f32 tensors on the matrix kernel (high and low f16 parts), beside attention-fp32's rows above.
+  ...[0, 2, 5].map((n) => {
+    const c = MODEL_CASES[n] as SdpaBenchCase;
+    return { ...c, name: `${c.name}, on attention-matrix`, kernel: 'attention-matrix' as const };
+  }),
 ];
 
 /** Bytes of K and V one call reads at least (each element once). */

@@ -10,7 +10,7 @@
 import { readFile } from 'node:fs/promises';
 import { SdpaArgumentError, type RunEnv, type SdpaMask, type SdpaOptions } from '@fa/core';
 import { encodeNpy, parseNpy, writeFileAtomic, type NpyArray } from '@fa/io/node';
-import { attention, dimsOf, gpuUnsupportedReason, halvesToFloats, type SdpaTensor } from '@fa/sdpa';
+import { attention, checkSdpaCase, dimsOf, gpuUnsupportedReason, halvesToFloats, matrixUnavailable, SDPA_CASE_GROUPS, type GpuKernelId, type SdpaTensor, type TensorType } from '@fa/sdpa';
 import { expectPositionals, parse, stringFlag } from '../args.js';
 import { SDPA_OPTIONS } from '../command-line.js';
 import { makeEnv } from '../env.js';
@@ -24,15 +24,24 @@ const print = (line: string): void => {
   process.stdout.write(`${line}\n`);
 };
 
-/** The implementations `--impl` names. */
-export const SDPA_IMPLS = ['attention-fp32', 'cpu-fp32'] as const;
+/** The implementations `--impl` names: the three GPU kernels and the CPU path. */
+export const SDPA_IMPLS = ['attention-fp32', 'attention-matrix', 'attention-decode', 'cpu-fp32'] as const;
 type SdpaImpl = (typeof SDPA_IMPLS)[number];
+
+/** What each implementation is, for `sdpa --list`. */
+const ABOUT: Record<SdpaImpl, string> = {
+  'attention-fp32': "GPU kernel: lean-loop's loop with heads, groups, bands and masks; f32 or f16 tensors, float32 arithmetic",
+  'attention-matrix': "GPU kernel on the matrix units: resident-o's loop with heads, groups, bands and masks; f16 products for f16 tensors, high and low f16 parts for f32 (values within ±65504)",
+  'attention-decode': 'GPU kernel for a few query rows per head over long keys: the heads of a KV group together, keys split over workgroups',
+  'cpu-fp32': 'the plain float32 computation on one CPU thread',
+};
 
 export async function sdpaCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse('sdpa', args, SDPA_OPTIONS);
   const out = reporter(values.quiet === true, values.json === true);
   if (values.list === true) return listImpls(out, values.json === true);
   if (values.bench === true) return bench(out, values, values.json === true);
+  if (values.conformance === true) return conformance(out, values, values.json === true);
   const [qPath, kPath, vPath, outPath] = expectPositionals('sdpa', positionals, ['Q.npy', 'K.npy', 'V.npy', 'OUTPUT.npy']) as [string, string, string, string];
   const impl = implOf(stringFlag(values, 'impl'));
   const options = optionsOf(values);
@@ -44,11 +53,14 @@ export async function sdpaCommand(args: string[]): Promise<number> {
   const dims = inputError(() => dimsOf(q, k, v, options.layout));
   const env: RunEnv = await makeEnv({ gpu: impl !== 'cpu-fp32', threads: 1 });
   const full: SdpaOptions = { ...options, ...(mask ? { mask } : {}) };
-  if (impl === 'attention-fp32') {
-    const why = env.gpu ? inputError(() => gpuUnsupportedReason(env.gpu as NonNullable<RunEnv['gpu']>, dims, { ...full, dtype: q.data instanceof Uint16Array ? 'f16' : 'f32' })) : env.gpuUnavailableReason ?? 'no GPU';
-    if (why !== undefined) throw new UsageError(`attention-fp32 cannot run this problem here: ${why}; use --impl cpu-fp32 or leave --impl out`);
+  const dtype = q.data instanceof Uint16Array ? ('f16' as const) : ('f32' as const);
+  const kernel = impl === undefined || impl === 'cpu-fp32' ? undefined : impl;
+  if (kernel !== undefined) {
+    const why = env.gpu ? inputError(() => gpuUnsupportedReason(env.gpu as NonNullable<RunEnv['gpu']>, dims, { ...full, dtype, kernel })) : env.gpuUnavailableReason ?? 'no GPU';
+    if (why !== undefined) throw new UsageError(`${kernel} cannot run this problem here: ${why}; use --impl cpu-fp32 or leave --impl out`);
   }
-  const result = await inputError(() => attention(q, k, v, { ...full, returnLse: lsePath !== undefined, ...(impl !== 'cpu-fp32' && env.gpu ? { gpu: env.gpu } : {}) }));
+  const gpu = impl !== 'cpu-fp32' && env.gpu ? { gpu: env.gpu } : {};
+  const result = await inputError(() => attention(q, k, v, { ...full, returnLse: lsePath !== undefined, ...gpu, ...(kernel ? { kernel } : {}) }));
   if (result.note !== undefined) notes.push(result.note);
   for (const note of notes) out.info(`hw4-cli: note: ${note}`);
   await whileOpening(outPath, () => writeFileAtomic(outPath, [encodeNpy(result.out.shape, result.out.data)]));
@@ -158,13 +170,75 @@ async function maskFile(path: string, notes: string[]): Promise<SdpaMask> {
 async function listImpls(out: Reporter, json: boolean): Promise<number> {
   const env = await makeEnv({ gpu: true, threads: 1 });
   const gpuReason = env.gpu ? (env.gpu.device.features.has('subgroups') ? undefined : 'the GPU lacks feature subgroups') : env.gpuUnavailableReason ?? 'no GPU';
-  const implementations = [
-    { id: 'attention-fp32', available: gpuReason === undefined, ...(gpuReason ? { reason: gpuReason } : {}), about: 'GPU kernel: lean-loop\'s loop with heads, groups, bands and masks; f32 or f16 tensors, float32 arithmetic' },
-    { id: 'cpu-fp32', available: true, about: 'the plain float32 computation on one CPU thread' },
-  ];
+  const implementations = SDPA_IMPLS.map((id) => {
+    const reason = id === 'cpu-fp32' ? undefined : gpuReason ?? (id === 'attention-matrix' && env.gpu ? matrixUnavailable(env.gpu) : undefined);
+    return { id, available: reason === undefined, ...(reason ? { reason } : {}), about: ABOUT[id] };
+  });
   if (json) out.result({ implementations: implementations.map(({ id, available, reason }) => ({ id, available, ...(reason === undefined ? {} : { reason }) })) });
-  else for (const i of implementations) print(`${i.id.padEnd(16)} ${i.available ? 'available' : `not available: ${i.reason ?? ''}`}  ${i.about}`);
+  else for (const i of implementations) print(`${i.id.padEnd(18)} ${i.available ? 'available' : `not available: ${i.reason ?? ''}`}  ${i.about}`);
   return EXIT.ok;
+}
+
+/** The GPU kernels --impl names for --conformance (comma-separated), or undefined for each case's default. */
+function kernelsOf(text: string | undefined): GpuKernelId[] | undefined {
+  if (text === undefined) return undefined;
+  const gpuKernels = SDPA_IMPLS.filter((id): id is GpuKernelId => id !== 'cpu-fp32');
+  const ids = text.split(',');
+  for (const id of ids) {
+    if (!(gpuKernels as readonly string[]).includes(id)) throw new UsageError(`--impl ${id}: with --conformance give GPU kernels, comma-separated: ${gpuKernels.join(', ')}`);
+  }
+  return ids as GpuKernelId[];
+}
+
+/**
+ * The awkward cases of the library's own suite (@fa/sdpa's conformance.ts) on this GPU, against the float64 oracle:
+ * each on its default kernel (or every --impl kernel), with f32 and f16 tensors (or --dtype). A kernel that cannot run
+ * a case says why and does not count as a failure; an error over the limit exits 5.
+ */
+async function conformance(out: Reporter, values: Record<string, unknown>, json: boolean): Promise<number> {
+  const env = await makeEnv({ gpu: true, threads: 1 });
+  if (!env.gpu) throw new ExitError(`sdpa --conformance needs a GPU: ${env.gpuUnavailableReason ?? 'none found'}`, EXIT.usage);
+  const gpu = env.gpu;
+  const kernels = kernelsOf(stringFlag(values as never, 'impl'));
+  const dtypeText = stringFlag(values as never, 'dtype') ?? 'f32,f16';
+  const dtypes = dtypeText.split(',');
+  if (dtypes.some((t) => t !== 'f32' && t !== 'f16')) throw new UsageError(`--dtype ${dtypeText}: give f32, f16 or f32,f16`);
+  const rows = [];
+  for (const group of SDPA_CASE_GROUPS) {
+    for (const c of group.cases) {
+      for (const kernel of kernels ?? [c.kernel]) {
+        // The append case writes f32 caches; it runs with f32 tensors only.
+        for (const dtype of (c.append === undefined ? dtypes : ['f32']) as TensorType[]) {
+          const how = { dtype, ...(kernel ? { kernel } : {}) };
+          const declined = kernel ? gpuUnsupportedReason(gpu, c.dims, { ...c.options, dtype, kernel, lse: true }) : undefined;
+          const row = { case: c.name, kernel: kernel ?? 'default', dtype };
+          if (declined !== undefined) {
+            rows.push({ ...row, passed: true, declined });
+            out.info(`${c.name} (${kernel ?? 'default'}, ${dtype}): declined: ${declined}`);
+            continue;
+          }
+          const check = await checkSdpaCase(gpu, c, how);
+          const passed = check.error <= check.limit && check.lseError <= check.lseLimit;
+          rows.push({ ...row, kernel: check.impl, passed, ...check });
+          out.info(`${c.name} (${check.impl}, ${dtype}): ${passed ? 'ok' : 'FAILED'}, error ${check.error.toExponential(1)} (limit ${check.limit.toExponential(1)})`);
+        }
+      }
+    }
+  }
+  const failed = rows.filter((r) => !r.passed).length;
+  const ran = rows.filter((r) => !('declined' in r)).length;
+  if (json) out.result({ adapter: gpu.report.description, boundsChecks: gpu.report.boundsChecks, ran, failed, rows });
+  else {
+    print(`adapter: ${gpu.report.description}`);
+    print('| case | kernel | tensors | max error | limit | lse error | lse limit | result |');
+    print('|---|---|---|---|---|---|---|---|');
+    for (const r of rows) {
+      if ('declined' in r) print(`| ${r.case} | ${r.kernel} | ${r.dtype} | — | — | — | — | declined: ${r.declined} |`);
+      else if ('error' in r) print(`| ${r.case} | ${r.kernel} | ${r.dtype} | ${r.error.toExponential(1)} | ${r.limit.toExponential(1)} | ${r.lseError.toExponential(1)} | ${r.lseLimit.toExponential(1)} | ${r.passed ? 'ok' : 'FAILED'} |`);
+    }
+    print(`${ran - failed} of ${ran} passed${failed > 0 ? `, ${failed} failed` : ''}`);
+  }
+  return failed > 0 ? EXIT.mismatch : EXIT.ok;
 }
 
 async function bench(out: Reporter, values: Record<string, unknown>, json: boolean): Promise<number> {

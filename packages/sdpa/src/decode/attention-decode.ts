@@ -14,7 +14,7 @@ import {
   type GpuContext,
   type SdpaProblem,
 } from '@fa/core';
-import { COMBINE_WORKGROUP, commonUniforms, explicitLayout, forTensorType, OwnedBuffers, type TensorType } from '../kernel-support.js';
+import { bindingResource, COMBINE_WORKGROUP, commonUniforms, explicitLayout, forTensorType, OwnedBuffers, RunUniforms, type TensorBinding, type TensorType } from '../kernel-support.js';
 import code from './attention-decode.wgsl';
 
 export const ATTENTION_DECODE_KERNEL = { label: 'attention-decode.wgsl', code };
@@ -70,11 +70,11 @@ export function decodePlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
 
 /** The caller's tensors for one run of `batches` batches (STORAGE buffers of the plan's dtype). */
 export interface DecodeBuffers {
-  readonly q: GPUBuffer;
-  readonly k: GPUBuffer;
-  readonly v: GPUBuffer;
-  readonly O: GPUBuffer;
-  readonly lse?: GPUBuffer;
+  readonly q: TensorBinding;
+  readonly k: TensorBinding;
+  readonly v: TensorBinding;
+  readonly O: TensorBinding;
+  readonly lse?: TensorBinding;
   /** The valid keys of every batch (u32 each, indexed from batch 0), when the problem has cache lengths. */
   readonly lengths?: GPUBuffer;
 }
@@ -102,13 +102,12 @@ export async function prepareDecodeKernel(gpu: GpuContext, problem: SdpaProblem,
     computePipelines(gpu, kernel, ['main', 'combine'], { ...plan.constants }, layout),
   );
   const owned = new OwnedBuffers(device);
-  const params = owned.uniform('attention-decode params', fields.length * 4);
+  const runUniforms = new RunUniforms(device, owned, 'attention-decode', fields.length * 4);
   const noLse = owned.storage('attention-decode no lse');
   const noLengths = owned.storage('attention-decode no cache lengths');
   const cached = problem.cacheLengths ? 1 : 0;
   const tiles = Math.ceil(Lk / plan.BK);
   let scratch: { Opart: GPUBuffer; ML: GPUBuffer; rows: number } | undefined;
-  let written = '';
   return {
     plan,
     encode(encoder, buffers, batch0, batches, timestampWrites) {
@@ -119,16 +118,12 @@ export async function prepareDecodeKernel(gpu: GpuContext, problem: SdpaProblem,
       if (!scratch || scratch.rows < rows) {
         scratch = { Opart: owned.storage('attention-decode partial O', undefined, rows * d * 4), ML: owned.storage('attention-decode partial m, ℓ', undefined, rows * 8), rows };
       }
-      const key = `${batch0},${batches}`;
-      if (key !== written) {
-        device.queue.writeBuffer(params, 0, packUniforms(fields, { ...commonUniforms(problem), Hkv, pairs, splits, batch0, cached }));
-        written = key;
-      }
-      const resources: Record<string, GPUBuffer> = { q: buffers.q, k: buffers.k, v: buffers.v, O: buffers.O, lse: buffers.lse ?? noLse, lengths: buffers.lengths ?? noLengths, params, Opart: scratch.Opart, ML: scratch.ML };
+      const params = runUniforms.of(batch0, batches, () => packUniforms(fields, { ...commonUniforms(problem), Hkv, pairs, splits, batch0, cached }));
+      const resources: Record<string, TensorBinding> = { q: buffers.q, k: buffers.k, v: buffers.v, O: buffers.O, lse: buffers.lse ?? noLse, lengths: buffers.lengths ?? noLengths, params, Opart: scratch.Opart, ML: scratch.ML };
       const group = device.createBindGroup({
         label: 'attention-decode',
         layout: layout.getBindGroupLayout(0),
-        entries: bindings.map(({ binding, name }) => ({ binding, resource: { buffer: resources[name] as GPUBuffer } })),
+        entries: bindings.map(({ binding, name }) => ({ binding, resource: bindingResource(resources[name] as TensorBinding) })),
       });
       const pass = encoder.beginComputePass({ label: 'attention-decode', ...(timestampWrites ? { timestampWrites } : {}) });
       pass.setBindGroup(0, group);

@@ -1,25 +1,14 @@
 /**
  * The float32 attention kernel (attention-fp32.wgsl, lean-loop's loop with heads, groups, bands and masks): its plan for
- * a problem on an adapter, and the compiled kernel bound to buffers.
+ * a problem on an adapter. The host that compiles and runs it is tiled-host.ts, shared with attention-matrix.
  */
-import {
-  bandOf,
-  checked,
-  checkUniforms,
-  computePipelines,
-  gpuHeadSizeSupport,
-  grid2d,
-  kernelBindings,
-  packUniforms,
-  type GpuContext,
-  type KernelSource,
-  type SdpaProblem,
-} from '@fa/core';
-import { keySplits, ROW_SPLIT_LAYOUT, rowGroupTilesFor, rowSplitBytes, rowSplitTiles, type RowGroupLayout } from '@fa/optimized';
-import { COMBINE_WORKGROUP, commonUniforms, explicitLayout, forTensorType, OwnedBuffers, type TensorType } from '../kernel-support.js';
+import { gpuHeadSizeSupport, type GpuContext, type KernelSource, type SdpaProblem } from '@fa/core';
+import { ROW_SPLIT_LAYOUT, rowGroupTilesFor, rowSplitBytes, rowSplitTiles, type RowGroupLayout } from '@fa/optimized';
+import { COMBINE_WORKGROUP, forTensorType, type TensorType } from '../kernel-support.js';
+import { tiledKernel, type TiledPlan } from '../tiled-host.js';
 import code from './attention-fp32.wgsl';
 
-export const ATTENTION_FP32_KERNEL = { label: 'attention-fp32.wgsl', code };
+export const ATTENTION_FP32_KERNEL = tiledKernel('attention-fp32.wgsl', code);
 
 /** The kernel for tensors of `dtype`. */
 export function attentionKernel(dtype: TensorType): KernelSource {
@@ -29,21 +18,7 @@ export function attentionKernel(dtype: TensorType): KernelSource {
 /** lean-loop's rows and register bounds: a step scores up to 16 keys, so Bc is a multiple of 16. */
 const LAYOUT: RowGroupLayout = { ...ROW_SPLIT_LAYOUT, keysPerStep: 16 };
 
-export interface Fp32Plan {
-  readonly dtype: TensorType;
-  readonly constants: Readonly<Record<string, number>>;
-  /**
-   * What the kernel does beyond the band, as uniforms rather than constants (one pipeline serves every mask, which
-   * a software GPU would otherwise compile once per combination): mask, blocks, blockTiles, writeLse, cached.
-   */
-  readonly switches: Readonly<Record<string, number>>;
-  /** Query rows per workgroup. */
-  readonly BR: number;
-  /** Keys per tile. */
-  readonly BC: number;
-  readonly workgroupBytes: number;
-  readonly summary: string;
-}
+export type Fp32Plan = TiledPlan;
 
 /** The kernel's plan for `problem` on this adapter, or why it cannot run it. */
 export function fp32Plan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dtype: TensorType = 'f32'): Fp32Plan | string {
@@ -59,6 +34,8 @@ export function fp32Plan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dt
   const BR = (WG / H) * 2;
   const blockTiles = blocks !== undefined && blocks.rows % BR === 0 && blocks.keys % BC === 0;
   return {
+    id: 'attention-fp32',
+    kernel: attentionKernel(dtype),
     dtype,
     constants: {
       D: d,
@@ -77,209 +54,3 @@ export function fp32Plan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dt
   };
 }
 
-/** The caller's tensors for one run of `batches` batches from `batch0` (STORAGE buffers of the plan's dtype). */
-export interface Fp32Buffers {
-  readonly q: GPUBuffer;
-  readonly k: GPUBuffer;
-  readonly v: GPUBuffer;
-  readonly O: GPUBuffer;
-  /** B·Hq·Lq float32, when the kernel writes log-sum-exps. */
-  readonly lse?: GPUBuffer;
-  /** The valid keys of every batch (u32 each, indexed from batch 0), when the problem has cache lengths. */
-  readonly lengths?: GPUBuffer;
-}
-
-export interface Fp32Kernel {
-  readonly plan: Fp32Plan;
-  /** Records one dispatch for batches batch0 … batch0 + batches − 1 (the buffers hold those batches only). */
-  encode(encoder: GPUCommandEncoder, buffers: Fp32Buffers, batch0: number, batches: number, timestampWrites?: GPUComputePassTimestampWrites): void;
-  destroy(): void;
-}
-
-/** The kernel compiled for `problem`, with its masks and tile lists uploaded; buffers are bound per encode. */
-export async function prepareFp32Kernel(gpu: GpuContext, problem: SdpaProblem, plan: Fp32Plan): Promise<Fp32Kernel> {
-  const { device } = gpu;
-  const { Hq, Lq, Lk, d } = problem.dims;
-  const kernel = attentionKernel(plan.dtype);
-  const fields = checkUniforms('attention-fp32', kernel, { ...uniformsOf(problem, 0, 1, 1), ...plan.switches });
-  const bindings = kernelBindings(kernel.code);
-  const layout = explicitLayout(device, bindings, 'attention-fp32');
-  const pipelines = await checked(gpu, `compiling attention-fp32 (${plan.summary}, d = ${d}, ${plan.dtype} tensors)`, () =>
-    computePipelines(gpu, kernel, ['main', 'combine'], { ...plan.constants }, layout),
-  );
-  const owned = new OwnedBuffers(device);
-  const storage = (label: string, data: ArrayBufferView | undefined, bytes = 16): GPUBuffer => owned.storage(label, data, bytes);
-  const Tr = Math.ceil(Lq / plan.BR);
-  const tiles = Math.ceil(Lk / plan.BC);
-  const fixed: Record<string, GPUBuffer> = {
-    mask: storage('attention-fp32 mask', problem.mask ? kernelMask(problem.mask) : undefined),
-    blockFlags: storage('attention-fp32 block flags', problem.blockMask ? Uint32Array.from(problem.blockMask.data) : undefined),
-    tileLists: storage('attention-fp32 tile lists', problem.blockMask ? tileLists(problem, plan) : undefined),
-    lse: storage('attention-fp32 no lse', undefined),
-  };
-  const params = owned.uniform('attention-fp32 params', fields.length * 4);
-  /** The partial results of key ranges, grown to the largest run so far. */
-  let scratch: { Opart: GPUBuffer; ML: GPUBuffer; rows: number } | undefined;
-  const scratchFor = (rows: number): { Opart: GPUBuffer; ML: GPUBuffer } => {
-    if (!scratch || scratch.rows < rows) {
-      scratch?.Opart.destroy();
-      scratch?.ML.destroy();
-      scratch = { Opart: storage('attention-fp32 partial O', undefined, rows * d * 4), ML: storage('attention-fp32 partial m, ℓ', undefined, rows * 8), rows };
-    }
-    return scratch;
-  };
-  /** Stand-ins for the partial results when the keys are not split (writable bindings may not share a buffer). */
-  const unsplit = { Opart: storage('attention-fp32 no partial O', undefined), ML: storage('attention-fp32 no partial m, ℓ', undefined) };
-  const banded = bandTileCounts(problem, plan);
-  let written = '';
-  return {
-    plan,
-    encode(encoder, buffers, batch0, batches, timestampWrites) {
-      const { splits, perSplit } = banded ? bandSplits(banded, batches * Hq) : { splits: keySplits(batches * Hq * Tr, tiles), perSplit: 0 };
-      const key = `${batch0},${batches}`;
-      if (key !== written) {
-        device.queue.writeBuffer(params, 0, packUniforms(fields, { ...uniformsOf(problem, batch0, batches, splits, perSplit), ...plan.switches }));
-        written = key;
-      }
-      const partial = splits > 1 ? scratchFor(batches * Hq * splits * Lq) : unsplit;
-      if (problem.cacheLengths && !buffers.lengths) throw new RangeError('attention-fp32: the problem has cache lengths; bind a lengths buffer');
-      const resources: Record<string, GPUBuffer> = {
-        ...fixed,
-        ...partial,
-        q: buffers.q,
-        k: buffers.k,
-        v: buffers.v,
-        O: buffers.O,
-        params,
-        ...(buffers.lse ? { lse: buffers.lse } : {}),
-        ...(problem.cacheLengths && buffers.lengths ? { tileLists: buffers.lengths } : {}),
-      };
-      const group = device.createBindGroup({
-        label: 'attention-fp32',
-        layout: layout.getBindGroupLayout(0),
-        entries: bindings.map(({ binding, name }) => ({ binding, resource: { buffer: resources[name] as GPUBuffer } })),
-      });
-      const pass = encoder.beginComputePass({ label: 'attention-fp32', ...(timestampWrites ? { timestampWrites } : {}) });
-      pass.setBindGroup(0, group);
-      pass.setPipeline(pipelines.main);
-      pass.dispatchWorkgroups(...grid2d(gpu, batches * Hq * Tr * splits));
-      if (splits > 1) {
-        pass.setPipeline(pipelines.combine);
-        pass.dispatchWorkgroups(...grid2d(gpu, Math.ceil((batches * Hq * Lq * (d / 4)) / COMBINE_WORKGROUP)));
-      }
-      pass.end();
-    },
-    destroy() {
-      owned.destroy();
-    },
-  };
-}
-
-/**
- * Under a block mask, the key tiles each (batch, head, query tile) computes: those in its rows' band that some kept
- * block touches. Layout: for each (batch, head, query tile) in order, its start and count; then the tiles.
- */
-export function tileLists(problem: SdpaProblem, plan: Pick<Fp32Plan, 'BR' | 'BC'>): Uint32Array {
-  const { B, Hq, Lq, Lk } = problem.dims;
-  const blocks = problem.blockMask;
-  if (!blocks) return new Uint32Array(0);
-  const Tr = Math.ceil(Lq / plan.BR);
-  const heads = B * Hq * Tr;
-  const lists: number[] = [];
-  const entries = new Uint32Array(2 * heads);
-  const s = blocks.strides;
-  const kept = (b: number, h: number, ib: number, jb: number): boolean => blocks.data[b * s.b + h * s.h + ib * s.i + jb * s.j] !== 0;
-  for (let b = 0; b < B; b++) {
-    for (let h = 0; h < Hq; h++) {
-      for (let i = 0; i < Tr; i++) {
-        const rowFirst = i * plan.BR;
-        const rowLast = Math.min(Lq, rowFirst + plan.BR) - 1;
-        const { first: keyFirst, last: keyLast } = rowBlockKeys(problem, b, rowFirst, rowLast);
-        const entry = (b * Hq + h) * Tr + i;
-        entries[2 * entry] = 2 * heads + lists.length;
-        for (let j = Math.floor(keyFirst / plan.BC); keyFirst <= keyLast && j <= Math.floor(keyLast / plan.BC); j++) {
-          const jbLast = Math.floor((Math.min(Lk, (j + 1) * plan.BC) - 1) / blocks.keys);
-          let any = false;
-          for (let ib = Math.floor(rowFirst / blocks.rows); ib <= Math.floor(rowLast / blocks.rows) && !any; ib++) {
-            for (let jb = Math.floor((j * plan.BC) / blocks.keys); jb <= jbLast && !any; jb++) any = kept(b, h, ib, jb);
-          }
-          if (any) lists.push(j);
-        }
-        entries[2 * entry + 1] = 2 * heads + lists.length - (entries[2 * entry] as number);
-      }
-    }
-  }
-  const all = new Uint32Array(2 * heads + lists.length);
-  all.set(entries);
-  all.set(lists, 2 * heads);
-  return all;
-}
-
-/** The element mask as the kernel reads it: additive float32, −3.4e38 (EXCLUDED) for −∞ and for false. */
-function kernelMask(mask: NonNullable<SdpaProblem['mask']>): Float32Array {
-  const EXCLUDED = -3.4e38;
-  if (mask.kind === 'bool') return Float32Array.from(mask.data, (x) => (x === 0 ? EXCLUDED : 0));
-  return Float32Array.from(mask.data, (x) => Math.max(x, EXCLUDED));
-}
-
-/** The uniform's values for a run of `batches` batches from `batch0`. */
-function uniformsOf(problem: SdpaProblem, batch0: number, batches: number, splits: number, perSplit = 0): Record<string, number> {
-  const m = problem.mask?.strides ?? { b: 0, h: 0, i: 0, j: 0 };
-  const bm = problem.blockMask;
-  const bs = bm?.strides ?? { b: 0, h: 0, i: 0, j: 0 };
-  return {
-    ...commonUniforms(problem),
-    bh: batches * problem.dims.Hq,
-    batch0,
-    maskB: m.b,
-    maskH: m.h,
-    maskI: m.i,
-    maskJ: m.j,
-    blockRows: bm?.rows ?? 1,
-    blockKeys: bm?.keys ?? 1,
-    blocksB: bs.b,
-    blocksH: bs.h,
-    blocksI: bs.i,
-    blocksJ: bs.j,
-    splits,
-    perSplit,
-  };
-}
-
-/**
- * Under a band (causal, windows) without block masks or cache lengths: the K/V tiles each row block sees (the same for
- * every batch and head). Undefined when every row block sees all the tiles, or the tiles depend on the data.
- */
-function bandTileCounts(problem: SdpaProblem, plan: Fp32Plan): number[] | undefined {
-  if (problem.blockMask || problem.cacheLengths || (!Number.isFinite(problem.left) && !Number.isFinite(problem.right))) return undefined;
-  const { Lq } = problem.dims;
-  const counts: number[] = [];
-  for (let rowFirst = 0; rowFirst < Lq; rowFirst += plan.BR) {
-    const { first, last } = rowBlockKeys(problem, 0, rowFirst, Math.min(Lq, rowFirst + plan.BR) - 1);
-    counts.push(first > last ? 0 : Math.floor(last / plan.BC) - Math.floor(first / plan.BC) + 1);
-  }
-  return counts;
-}
-
-/** The keys any of rows rowFirst … rowLast of batch b sees by the band: from its first row's first to its last's last. */
-function rowBlockKeys(problem: SdpaProblem, b: number, rowFirst: number, rowLast: number): { first: number; last: number } {
-  return { first: bandOf(problem, b, rowFirst).first, last: bandOf(problem, b, rowLast).last };
-}
-
-/** Most key ranges per row block under a band: the row blocks' shares are unequal, so it may take more than keySplits' 8. */
-const MAX_BAND_SPLITS = 16;
-
-/**
- * Key ranges under a band, `perSplit` tiles each: the ranges keySplits gives the band's work counted in row blocks
- * of the longest's length, so the longest row block gets the most workgroups and the short ones few. A causal
- * prefill on a small grid then takes about half the time of the unmasked one instead of waiting for its longest row
- * block, split as evenly as the others.
- */
-function bandSplits(counts: readonly number[], heads: number): { splits: number; perSplit: number } {
-  const longest = Math.max(0, ...counts);
-  if (longest === 0) return { splits: 1, perSplit: 0 };
-  const work = counts.reduce((a, n) => a + n, 0);
-  const rowBlocks = Math.ceil((heads * work) / longest);
-  const perSplit = Math.ceil(longest / keySplits(rowBlocks, longest, MAX_BAND_SPLITS));
-  return { splits: Math.ceil(longest / perSplit), perSplit };
-}

@@ -143,8 +143,9 @@ fn applyMask(s: vec4<f32>, b: u32, hq: u32, i: u32, j0: u32, Lk: u32) -> vec4<f3
   for (var x = 0u; x < 4u; x++) {
     let j = j0 + x;
     var kept = j < Lk && i32(j) >= bandFirst(i, Lk) && i32(j) <= bandLast(i, Lk);
-    if (kept && params.blocks == 1u && params.blockTiles == 0u) { kept = blockKept(b, hq, i, j); }
-    if (kept && params.mask == 1u) {
+    // Rows past Lq (padding of the last row block) read neither mask: their flags and values are not in the buffers.
+    if (kept && params.blocks == 1u && params.blockTiles == 0u && i < params.Lq) { kept = blockKept(b, hq, i, j); }
+    if (kept && params.mask == 1u && i < params.Lq) {
       let add = mask[b * params.maskB + hq * params.maskH + i * params.maskI + j * params.maskJ];
       kept = add > EXCLUDED;
       r[x] += add * 1.4426950408889634;
@@ -450,29 +451,4 @@ fn finish(at: u32, row: u32, h: u32, m: f32, l: f32, o: array<vec4<f32>, C_MAX>)
   if (params.writeLse == 1u && h == 0u) { lse[row] = select(bitcast<f32>(params.minusInfinity), (m + log2(l)) * 0.6931471805599453, seen); }
 }
 
-// One invocation per vec4 of O: the ranges of its row merged, O = Σ 2^(m_s − M) O_s / Σ 2^(m_s − M) ℓ_s.
-@compute @workgroup_size(CW)
-fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
-           @builtin(local_invocation_index) t: u32) {
-  let Lq = params.Lq;
-  let e = (wid.y * nwg.x + wid.x) * CW + t;   // vec4 e of O: pair, row, column col
-  if (e >= params.bh * Lq * D4V) { return; }
-  let col = e % D4V;
-  let row = (e / D4V) % Lq;
-  let pair = e / D4V / Lq;
-  var M = LOWEST;
-  for (var s = 0u; s < params.splits; s++) { M = max(M, ML[(pair * params.splits + s) * Lq + row].x); }
-  var l = 0.0;
-  var o = vec4<f32>(0.0);
-  for (var s = 0u; s < params.splits; s++) {
-    let part = (pair * params.splits + s) * Lq + row;
-    let scale = exp2(ML[part].x - M);
-    l += scale * ML[part].y;
-    o += scale * Opart[part * D4V + col];
-  }
-  let seen = M > LOWEST;
-  let b = pair / params.Hq;
-  let hq = pair % params.Hq;
-  O[b * params.qBatch + hq * params.qHead + row * params.qRow + col] = pack(select(vec4<f32>(0.0), o / l, seen));
-  if (params.writeLse == 1u && col == 0u) { lse[pair * Lq + row] = select(bitcast<f32>(params.minusInfinity), (M + log2(l)) * 0.6931471805599453, seen); }
-}
+// `combine`, which merges the key ranges of a row, is combine.wgsl, appended to this code by tiledKernel (tiled-host.ts).

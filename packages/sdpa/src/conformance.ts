@@ -1,12 +1,15 @@
 /**
- * The awkward cases of the attention kernel, shared by the Node suite (the software GPU) and the browser suite
- * (headless Chromium), and the check each one gets against the float64 oracle. They are grouped so that they share
- * few pipelines: each distinct set of kernel constants is one compile, minutes on a software GPU
- * with a cold shader cache.
+ * The awkward cases of the attention kernels and the check each one gets against the float64 oracle: the Node suite
+ * (the software GPU), the browser suite (headless Chromium) and `hw4-cli sdpa --conformance` (any GPU, every kernel
+ * it has) run them. They are grouped so that they share few pipelines: each distinct set of kernel constants is one
+ * compile, minutes on a software GPU with a cold shader cache.
  */
 import { rowOffset, sdpaProblem, type GpuContext, type SdpaDims, type SdpaOptions } from '@fa/core';
-import { sdpaFloat32, sdpaOracle } from '@fa/reference';
-import { lengthsAfter, prepareAttention, prepareCacheAppend, type GpuKernelId } from '../src/index.js';
+import { sdpaFloat16Plain, sdpaFloat32, sdpaOracle } from '@fa/reference';
+import { lengthsAfter, prepareCacheAppend } from './cache/append-cache.js';
+import { floatsToHalves, halvesToFloats } from './f16.js';
+import type { TensorType } from './kernel-support.js';
+import { prepareAttention, type GpuKernelId } from './prepare.js';
 
 /** Deterministic values in [−range, range). */
 export function values(count: number, seed: number, range = 3): Float32Array {
@@ -121,7 +124,10 @@ export const GROUPS: { name: string; cases: Case[] }[] = [
 export interface CaseCheck {
   /** The kernel that ran the case. */
   impl: string;
-  /** Largest error of O against float64, and the most it may be: 2× the plain float32 computation's, or 1e-6. */
+  /**
+   * Largest error of O against float64, and the most it may be: 2× the plain computation's at the tensors' precision
+   * (float32: `sdpaFloat32`, or 1e-6; f16: `sdpaFloat16Plain` with O rounded to f16, or 2^-11 of the largest |O|).
+   */
   error: number;
   limit: number;
   /** The same for the log-sum-exps. */
@@ -129,23 +135,42 @@ export interface CaseCheck {
   lseLimit: number;
 }
 
-/** Runs one case on the GPU kernel and measures it against the oracle and the plain float32 computation. */
-export async function checkCase(gpu: GpuContext, c: Case): Promise<CaseCheck> {
-  if (c.append !== undefined) return checkAppend(gpu, c, c.append);
-  const { dims, options, kernel } = c;
-  const { q, k, v } = tensors(dims, 17);
+export interface CheckOptions {
+  /** The kernel to run it on instead of the case's own (or the default choice). */
+  readonly kernel?: GpuKernelId;
+  /** The tensors' element type (default f32): f16 tensors are the case's values rounded to f16. */
+  readonly dtype?: TensorType;
+}
+
+/** Runs one case on a GPU kernel and measures it against the oracle and the plain computation. */
+export async function checkCase(gpu: GpuContext, c: Case, how: CheckOptions = {}): Promise<CaseCheck> {
+  const kernel = how.kernel ?? c.kernel;
+  const dtype = how.dtype ?? 'f32';
+  if (c.append !== undefined) return checkAppend(gpu, { ...c, ...(kernel ? { kernel } : {}) }, c.append);
+  const { dims, options } = c;
+  const values32 = tensors(dims, 17);
+  // f16 tensors: the case's values rounded to f16, and the references computed on those values.
+  const halves = dtype === 'f16' ? ([values32.q, values32.k, values32.v].map((x) => floatsToHalves(x)) as [Uint16Array, Uint16Array, Uint16Array]) : undefined;
+  const [q, k, v] = halves ? (halves.map((x) => halvesToFloats(x)) as [Float32Array, Float32Array, Float32Array]) : [values32.q, values32.k, values32.v];
   const problem = sdpaProblem(dims, options);
   const exact = sdpaOracle(problem, q, k, v);
   const plain = sdpaFloat32(problem, q, k, v);
-  const prepared = await prepareAttention(gpu, dims, { ...options, lse: true, ...(kernel ? { kernel } : {}) });
+  const prepared = await prepareAttention(gpu, dims, { ...options, lse: true, dtype, ...(kernel ? { kernel } : {}) });
   try {
-    const { out, lse } = await prepared.run(q, k, v);
+    const ran = halves ? await prepared.run(...halves) : await prepared.run(q, k, v);
+    const out = halves ? halvesToFloats(ran.out as Uint16Array) : (ran.out as Float32Array);
+    // f16: the plain f16 computation's output rounded to f16 as the kernel's is; at least one such rounding of the
+    // largest output (2^-11 of it) is allowed, the error an f16 output can carry with nothing else wrong.
+    const plain16 = halves ? sdpaFloat16Plain(problem, q, k, v) : undefined;
+    const plainOut = plain16 ? halvesToFloats(floatsToHalves(Float32Array.from(plain16.out))) : plain.out;
+    const plainLse = plain16 ? plain16.lse : plain.lse;
+    const outFloor = halves ? 2 ** -11 * maxAbs(exact.out, new Float64Array(exact.out.length)) : 1e-6;
     return {
       impl: prepared.impl,
       error: maxAbs(out, exact.out),
-      limit: Math.max(2 * maxAbs(plain.out, exact.out), 1e-6),
-      lseError: maxAbs(lse ?? [], exact.lse),
-      lseLimit: Math.max(2 * maxAbs(plain.lse, exact.lse), 1e-5),
+      limit: Math.max(2 * maxAbs(plainOut, exact.out), outFloor),
+      lseError: maxAbs(ran.lse ?? [], exact.lse),
+      lseLimit: Math.max(2 * maxAbs(plainLse, exact.lse), 1e-5),
     };
   } finally {
     prepared.destroy();

@@ -1,0 +1,29 @@
+// The `combine` entry point of the tiled attention kernels (attention-fp32 and attention-matrix), appended to each by
+// tiledKernel (tiled-host.ts): it uses their Params, bindings (O, params, lse, Opart, ML), D4V, CW, LOWEST and pack.
+
+// One invocation per vec4 of O: the ranges of its row merged, O = Σ 2^(m_s − M) O_s / Σ 2^(m_s − M) ℓ_s.
+@compute @workgroup_size(CW)
+fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
+           @builtin(local_invocation_index) t: u32) {
+  let Lq = params.Lq;
+  let e = (wid.y * nwg.x + wid.x) * CW + t;   // vec4 e of O: pair, row, column col
+  if (e >= params.bh * Lq * D4V) { return; }
+  let col = e % D4V;
+  let row = (e / D4V) % Lq;
+  let pair = e / D4V / Lq;
+  var M = LOWEST;
+  for (var s = 0u; s < params.splits; s++) { M = max(M, ML[(pair * params.splits + s) * Lq + row].x); }
+  var l = 0.0;
+  var o = vec4<f32>(0.0);
+  for (var s = 0u; s < params.splits; s++) {
+    let part = (pair * params.splits + s) * Lq + row;
+    let scale = exp2(ML[part].x - M);
+    l += scale * ML[part].y;
+    o += scale * Opart[part * D4V + col];
+  }
+  let seen = M > LOWEST;
+  let b = pair / params.Hq;
+  let hq = pair % params.Hq;
+  O[b * params.qBatch + hq * params.qHead + row * params.qRow + col] = pack(select(vec4<f32>(0.0), o / l, seen));
+  if (params.writeLse == 1u && col == 0u) { lse[pair * Lq + row] = select(bitcast<f32>(params.minusInfinity), (M + log2(l)) * 0.6931471805599453, seen); }
+}

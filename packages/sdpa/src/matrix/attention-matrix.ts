@@ -1,0 +1,51 @@
+/**
+ * The matrix-unit attention kernel (attention-matrix.wgsl, resident-o's loop with attention-fp32's heads, groups, bands
+ * and masks): its plan for a problem on an adapter. It runs on tiled-host.ts, as attention-fp32 does.
+ */
+import { kernelWorkgroupBytes, type GpuContext, type SdpaProblem } from '@fa/core';
+import { matrixUnavailable } from '@fa/tensor';
+import { COMBINE_WORKGROUP, forTensorType, type TensorType } from '../kernel-support.js';
+import { tiledKernel, type TiledPlan } from '../tiled-host.js';
+import code from './attention-matrix.wgsl';
+
+export const ATTENTION_MATRIX_KERNEL = tiledKernel('attention-matrix.wgsl', code);
+
+/** Keys per tile (BC in the kernel). */
+const MATRIX_BC = 32;
+/** Most subgroups of 16 query rows per workgroup; fewer where their workgroup memory does not fit. */
+const MAX_SUBGROUPS = 4;
+/** The largest head size: D/16 fragments of Q and of O per subgroup (DK_MAX = 8). */
+const MATRIX_MAX_HEAD_SIZE = 128;
+
+/**
+ * The kernel's plan for `problem`, or why it cannot run it. f16 tensors take one f16 part per operand (nothing is lost
+ * in the conversion); f32 tensors take two (high and low, three products each: fp32-grade, as rung 17).
+ */
+export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dtype: TensorType): TiledPlan | string {
+  const { d } = problem.dims;
+  const unavailable = matrixUnavailable(gpu);
+  if (unavailable) return unavailable;
+  if (problem.blockMask && problem.cacheLengths) return 'a block mask with cache lengths (the tile lists are built for Lk keys)';
+  if (d % 16 !== 0) return `d = ${d} is not a multiple of 16 (the matrix fragments are 16 wide)`;
+  if (d > MATRIX_MAX_HEAD_SIZE) return `d = ${d} is above the matrix kernel's ${MATRIX_MAX_HEAD_SIZE}`;
+  const PARTS = dtype === 'f16' ? 1 : 2;
+  const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
+  const bytes = (NSG: number): number => kernelWorkgroupBytes(ATTENTION_MATRIX_KERNEL.code, { D: d, NSG, PARTS });
+  let NSG = MAX_SUBGROUPS;
+  while (NSG > 1 && bytes(NSG) > limit) NSG /= 2;
+  if (bytes(NSG) > limit) return `d = ${d} needs ${bytes(NSG)} bytes of workgroup memory, over this GPU's ${limit}`;
+  const BR = 16 * NSG;
+  const blocks = problem.blockMask;
+  const blockTiles = blocks !== undefined && blocks.rows % BR === 0 && blocks.keys % MATRIX_BC === 0;
+  return {
+    id: 'attention-matrix',
+    kernel: forTensorType(ATTENTION_MATRIX_KERNEL, dtype),
+    dtype,
+    constants: { D: d, NSG, PARTS, CW: COMBINE_WORKGROUP },
+    switches: { mask: problem.mask ? 1 : 0, blocks: blocks ? 1 : 0, blockTiles: blockTiles ? 1 : 0, writeLse: lse ? 1 : 0, cached: problem.cacheLengths ? 1 : 0 },
+    BR,
+    BC: MATRIX_BC,
+    workgroupBytes: bytes(NSG),
+    summary: `${NSG} subgroups, ${PARTS === 1 ? 'f16 products' : 'high and low f16 parts'}`,
+  };
+}

@@ -1,0 +1,247 @@
+/**
+ * The host of the tiled attention kernels, attention-fp32 and attention-matrix, which share bindings and a uniform: a
+ * workgroup per (batch, head, query tile, range of its key tiles), the tile lists of a block mask, the key ranges under
+ * a band, and the `combine` pass that merges ranges. Compiled once per problem; buffers are bound per encode.
+ */
+import {
+  bandOf,
+  checked,
+  checkUniforms,
+  computePipelines,
+  grid2d,
+  kernelBindings,
+  packUniforms,
+  type GpuContext,
+  type KernelSource,
+  type SdpaProblem,
+} from '@fa/core';
+import { keySplits } from '@fa/optimized';
+import combineCode from './combine.wgsl';
+import { bindingResource, COMBINE_WORKGROUP, commonUniforms, explicitLayout, OwnedBuffers, RunUniforms, type TensorBinding, type TensorType } from './kernel-support.js';
+
+/** A tiled kernel's source: its `main` (`code`) with the shared `combine` entry point appended. */
+export function tiledKernel(label: string, code: string): KernelSource {
+  return { label, code: `${code}\n${combineCode}` };
+}
+
+/** A tiled kernel's plan for one problem on one adapter. */
+export interface TiledPlan {
+  readonly id: 'attention-fp32' | 'attention-matrix';
+  /** The kernel's source for the plan's dtype. */
+  readonly kernel: KernelSource;
+  readonly dtype: TensorType;
+  readonly constants: Readonly<Record<string, number>>;
+  /**
+   * What the kernel does beyond the band, as uniforms rather than constants (one pipeline serves every mask, which
+   * a software GPU would otherwise compile once per combination): mask, blocks, blockTiles, writeLse, cached.
+   */
+  readonly switches: Readonly<Record<string, number>>;
+  /** Query rows per workgroup. */
+  readonly BR: number;
+  /** Keys per tile. */
+  readonly BC: number;
+  readonly workgroupBytes: number;
+  readonly summary: string;
+}
+
+/** The caller's tensors for one run of `batches` batches from `batch0` (STORAGE buffers of the plan's dtype, or ranges of them holding those batches). */
+export interface TiledBuffers {
+  readonly q: TensorBinding;
+  readonly k: TensorBinding;
+  readonly v: TensorBinding;
+  readonly O: TensorBinding;
+  /** B·Hq·Lq float32, when the kernel writes log-sum-exps. */
+  readonly lse?: TensorBinding;
+  /** The valid keys of every batch (u32 each, indexed from batch 0), when the problem has cache lengths. */
+  readonly lengths?: GPUBuffer;
+}
+
+export interface TiledKernel {
+  readonly plan: TiledPlan;
+  /** Records one dispatch for batches batch0 … batch0 + batches − 1 (the buffers hold those batches only). */
+  encode(encoder: GPUCommandEncoder, buffers: TiledBuffers, batch0: number, batches: number, timestampWrites?: GPUComputePassTimestampWrites): void;
+  destroy(): void;
+}
+
+/** The kernel compiled for `problem`, with its masks and tile lists uploaded; buffers are bound per encode. */
+export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, plan: TiledPlan): Promise<TiledKernel> {
+  const { device } = gpu;
+  const { Hq, Lq, Lk, d } = problem.dims;
+  const { kernel, id } = plan;
+  const fields = checkUniforms(id, kernel, { ...uniformsOf(problem, 0, 1, 1), ...plan.switches });
+  const bindings = kernelBindings(kernel.code);
+  const layout = explicitLayout(device, bindings, id);
+  const pipelines = await checked(gpu, `compiling ${id} (${plan.summary}, d = ${d}, ${plan.dtype} tensors)`, () =>
+    computePipelines(gpu, kernel, ['main', 'combine'], { ...plan.constants }, layout),
+  );
+  const owned = new OwnedBuffers(device);
+  const storage = (label: string, data: ArrayBufferView | undefined, bytes = 16): GPUBuffer => owned.storage(label, data, bytes);
+  const Tr = Math.ceil(Lq / plan.BR);
+  const tiles = Math.ceil(Lk / plan.BC);
+  const fixed: Record<string, GPUBuffer> = {
+    mask: storage(`${id} mask`, problem.mask ? kernelMask(problem.mask) : undefined),
+    blockFlags: storage(`${id} block flags`, problem.blockMask ? Uint32Array.from(problem.blockMask.data) : undefined),
+    tileLists: storage(`${id} tile lists`, problem.blockMask ? tileLists(problem, plan) : undefined),
+    lse: storage(`${id} no lse`, undefined),
+  };
+  const runUniforms = new RunUniforms(device, owned, id, fields.length * 4);
+  /** The partial results of key ranges, grown to the largest run so far. */
+  let scratch: { Opart: GPUBuffer; ML: GPUBuffer; rows: number } | undefined;
+  const scratchFor = (rows: number): { Opart: GPUBuffer; ML: GPUBuffer } => {
+    if (!scratch || scratch.rows < rows) {
+      scratch?.Opart.destroy();
+      scratch?.ML.destroy();
+      scratch = { Opart: storage(`${id} partial O`, undefined, rows * d * 4), ML: storage(`${id} partial m, ℓ`, undefined, rows * 8), rows };
+    }
+    return scratch;
+  };
+  /** Stand-ins for the partial results when the keys are not split (writable bindings may not share a buffer). */
+  const unsplit = { Opart: storage(`${id} no partial O`, undefined), ML: storage(`${id} no partial m, ℓ`, undefined) };
+  const banded = bandTileCounts(problem, plan);
+  return {
+    plan,
+    encode(encoder, buffers, batch0, batches, timestampWrites) {
+      const { splits, perSplit } = banded ? bandSplits(banded, batches * Hq) : { splits: keySplits(batches * Hq * Tr, tiles), perSplit: 0 };
+      const params = runUniforms.of(batch0, batches, () => packUniforms(fields, { ...uniformsOf(problem, batch0, batches, splits, perSplit), ...plan.switches }));
+      const partial = splits > 1 ? scratchFor(batches * Hq * splits * Lq) : unsplit;
+      if (problem.cacheLengths && !buffers.lengths) throw new RangeError(`${id}: the problem has cache lengths; bind a lengths buffer`);
+      const resources: Record<string, TensorBinding> = {
+        ...fixed,
+        ...partial,
+        q: buffers.q,
+        k: buffers.k,
+        v: buffers.v,
+        O: buffers.O,
+        params,
+        ...(buffers.lse ? { lse: buffers.lse } : {}),
+        ...(problem.cacheLengths && buffers.lengths ? { tileLists: buffers.lengths } : {}),
+      };
+      const group = device.createBindGroup({
+        label: id,
+        layout: layout.getBindGroupLayout(0),
+        entries: bindings.map(({ binding, name }) => ({ binding, resource: bindingResource(resources[name] as TensorBinding) })),
+      });
+      const pass = encoder.beginComputePass({ label: id, ...(timestampWrites ? { timestampWrites } : {}) });
+      pass.setBindGroup(0, group);
+      pass.setPipeline(pipelines.main);
+      pass.dispatchWorkgroups(...grid2d(gpu, batches * Hq * Tr * splits));
+      if (splits > 1) {
+        pass.setPipeline(pipelines.combine);
+        pass.dispatchWorkgroups(...grid2d(gpu, Math.ceil((batches * Hq * Lq * (d / 4)) / COMBINE_WORKGROUP)));
+      }
+      pass.end();
+    },
+    destroy() {
+      owned.destroy();
+    },
+  };
+}
+
+/**
+ * Under a block mask, the key tiles each (batch, head, query tile) computes: those in its rows' band that some kept
+ * block touches. Layout: for each (batch, head, query tile) in order, its start and count; then the tiles.
+ */
+export function tileLists(problem: SdpaProblem, plan: Pick<TiledPlan, 'BR' | 'BC'>): Uint32Array {
+  const { B, Hq, Lq, Lk } = problem.dims;
+  const blocks = problem.blockMask;
+  if (!blocks) return new Uint32Array(0);
+  const Tr = Math.ceil(Lq / plan.BR);
+  const heads = B * Hq * Tr;
+  const lists: number[] = [];
+  const entries = new Uint32Array(2 * heads);
+  const s = blocks.strides;
+  const kept = (b: number, h: number, ib: number, jb: number): boolean => blocks.data[b * s.b + h * s.h + ib * s.i + jb * s.j] !== 0;
+  for (let b = 0; b < B; b++) {
+    for (let h = 0; h < Hq; h++) {
+      for (let i = 0; i < Tr; i++) {
+        const rowFirst = i * plan.BR;
+        const rowLast = Math.min(Lq, rowFirst + plan.BR) - 1;
+        const { first: keyFirst, last: keyLast } = rowBlockKeys(problem, b, rowFirst, rowLast);
+        const entry = (b * Hq + h) * Tr + i;
+        entries[2 * entry] = 2 * heads + lists.length;
+        for (let j = Math.floor(keyFirst / plan.BC); keyFirst <= keyLast && j <= Math.floor(keyLast / plan.BC); j++) {
+          const jbLast = Math.floor((Math.min(Lk, (j + 1) * plan.BC) - 1) / blocks.keys);
+          let any = false;
+          for (let ib = Math.floor(rowFirst / blocks.rows); ib <= Math.floor(rowLast / blocks.rows) && !any; ib++) {
+            for (let jb = Math.floor((j * plan.BC) / blocks.keys); jb <= jbLast && !any; jb++) any = kept(b, h, ib, jb);
+          }
+          if (any) lists.push(j);
+        }
+        entries[2 * entry + 1] = 2 * heads + lists.length - (entries[2 * entry] as number);
+      }
+    }
+  }
+  const all = new Uint32Array(2 * heads + lists.length);
+  all.set(entries);
+  all.set(lists, 2 * heads);
+  return all;
+}
+
+/** The element mask as the kernel reads it: additive float32, −3.4e38 (EXCLUDED) for −∞ and for false. */
+function kernelMask(mask: NonNullable<SdpaProblem['mask']>): Float32Array {
+  const EXCLUDED = -3.4e38;
+  if (mask.kind === 'bool') return Float32Array.from(mask.data, (x) => (x === 0 ? EXCLUDED : 0));
+  return Float32Array.from(mask.data, (x) => Math.max(x, EXCLUDED));
+}
+
+/** The uniform's values for a run of `batches` batches from `batch0`. */
+function uniformsOf(problem: SdpaProblem, batch0: number, batches: number, splits: number, perSplit = 0): Record<string, number> {
+  const m = problem.mask?.strides ?? { b: 0, h: 0, i: 0, j: 0 };
+  const bm = problem.blockMask;
+  const bs = bm?.strides ?? { b: 0, h: 0, i: 0, j: 0 };
+  return {
+    ...commonUniforms(problem),
+    bh: batches * problem.dims.Hq,
+    batch0,
+    maskB: m.b,
+    maskH: m.h,
+    maskI: m.i,
+    maskJ: m.j,
+    blockRows: bm?.rows ?? 1,
+    blockKeys: bm?.keys ?? 1,
+    blocksB: bs.b,
+    blocksH: bs.h,
+    blocksI: bs.i,
+    blocksJ: bs.j,
+    splits,
+    perSplit,
+  };
+}
+
+/**
+ * Under a band (causal, windows) without block masks or cache lengths: the K/V tiles each row block sees (the same for
+ * every batch and head). Undefined when every row block sees all the tiles, or the tiles depend on the data.
+ */
+function bandTileCounts(problem: SdpaProblem, plan: TiledPlan): number[] | undefined {
+  if (problem.blockMask || problem.cacheLengths || (!Number.isFinite(problem.left) && !Number.isFinite(problem.right))) return undefined;
+  const { Lq } = problem.dims;
+  const counts: number[] = [];
+  for (let rowFirst = 0; rowFirst < Lq; rowFirst += plan.BR) {
+    const { first, last } = rowBlockKeys(problem, 0, rowFirst, Math.min(Lq, rowFirst + plan.BR) - 1);
+    counts.push(first > last ? 0 : Math.floor(last / plan.BC) - Math.floor(first / plan.BC) + 1);
+  }
+  return counts;
+}
+
+/** The keys any of rows rowFirst … rowLast of batch b sees by the band: from its first row's first to its last's last. */
+function rowBlockKeys(problem: SdpaProblem, b: number, rowFirst: number, rowLast: number): { first: number; last: number } {
+  return { first: bandOf(problem, b, rowFirst).first, last: bandOf(problem, b, rowLast).last };
+}
+
+/** Most key ranges per row block under a band: the row blocks' shares are unequal, so it may take more than keySplits' 8. */
+const MAX_BAND_SPLITS = 16;
+
+/**
+ * Key ranges under a band, `perSplit` tiles each: the ranges keySplits gives the band's work counted in row blocks
+ * of the longest's length, so the longest row block gets the most workgroups and the short ones few. A causal
+ * prefill on a small grid then takes about half the time of the unmasked one instead of waiting for its longest row
+ * block, split as evenly as the others.
+ */
+function bandSplits(counts: readonly number[], heads: number): { splits: number; perSplit: number } {
+  const longest = Math.max(0, ...counts);
+  if (longest === 0) return { splits: 1, perSplit: 0 };
+  const work = counts.reduce((a, n) => a + n, 0);
+  const rowBlocks = Math.ceil((heads * work) / longest);
+  const perSplit = Math.ceil(longest / keySplits(rowBlocks, longest, MAX_BAND_SPLITS));
+  return { splits: Math.ceil(longest / perSplit), perSplit };
+}
