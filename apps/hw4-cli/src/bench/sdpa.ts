@@ -10,6 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { checked, computePipelines, PassTimer, rowOffset, sdpaProblem, type GpuContext, type SdpaDims, type SdpaOptions } from '@fa/core';
 import { sdpaOracleRow } from '@fa/reference';
+import { warmUp } from './warm-up.js';
 import { floatsToHalves, halvesToFloats, prepareAttention, type DecodeTuning, type GpuKernelId, type TensorType } from '@fa/sdpa';
 import { median } from './measure.js';
 
@@ -72,16 +73,18 @@ export const SDPA_BENCH_CASES: readonly SdpaBenchCase[] = [
   ...[1, 2, 4, 8].flatMap((Lq) =>
     (['attention-decode', 'attention-fp32'] as const).map((kernel) => ({ ...decodeCase(`crossover, ${Lq} rows, 4096 keys, on ${kernel}`, 1, Lq, 4096, 'f32'), options: { causal: true }, kernel })),
   ),
-  // The model cases with f16 tensors (the matrix kernel where the GPU has subgroup matrices), against PyTorch fp16.
+  // The model cases with f16 tensors on the default kernel, against PyTorch fp16.
   ...[0, 1, 2, 3, 4, 5, 6].map((n) => {
     const c = MODEL_CASES[n] as SdpaBenchCase;
     return { ...c, name: `f16: ${c.name}`, dtype: 'f16' as const };
   }),
-  // f32 tensors on the matrix kernel (high and low f16 parts), beside attention-fp32's rows above.
-  ...[0, 2, 5].map((n) => {
-    const c = MODEL_CASES[n] as SdpaBenchCase;
-    return { ...c, name: `${c.name}, on attention-matrix`, kernel: 'attention-matrix' as const };
-  }),
+  // The matrix kernel: f16 tensors (f16 products) and f32 tensors (high and low f16 parts), beside the rows above.
+  ...(['f16', 'f32'] as const).flatMap((dtype) =>
+    [0, 2, 5].map((n) => {
+      const c = MODEL_CASES[n] as SdpaBenchCase;
+      return { ...c, name: `${dtype === 'f16' ? 'f16: ' : ''}${c.name}, on attention-matrix`, dtype, kernel: 'attention-matrix' as const };
+    }),
+  ),
 ];
 
 /** Bytes of K and V one call reads at least (each element once). */
@@ -179,7 +182,7 @@ export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number
       const wall = (performance.now() - t) / perRound;
       return (await timer.readAll()) ?? [wall];
     };
-    await round();
+    await warmUp(round);
     const times: number[] = [];
     for (let r = 0; r < rounds; r++) times.push(...(await round()));
     for (const buffer of Object.values(buffers)) buffer.destroy();
@@ -267,20 +270,24 @@ export async function copyBandwidth(gpu: GpuContext, bytes = 256 * 2 ** 20): Pro
   const group = device.createBindGroup({ layout: main.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: src } }, { binding: 1, resource: { buffer: dst } }] });
   const repeats = 10;
   const timer = new PassTimer(gpu, repeats);
-  const encoder = device.createCommandEncoder();
   const groups = bytes / 16 / 256;
   const x = Math.min(groups, gpu.report.limits.maxComputeWorkgroupsPerDimension);
-  for (let r = 0; r < repeats; r++) {
-    timer.select(r);
-    const pass = encoder.beginComputePass({ timestampWrites: timer.writes(true, true) });
-    pass.setPipeline(main);
-    pass.setBindGroup(0, group);
-    pass.dispatchWorkgroups(x, Math.ceil(groups / x));
-    pass.end();
-  }
-  timer.resolve(encoder);
-  device.queue.submit([encoder.finish()]);
-  const times = await timer.readAll();
+  const round = async (): Promise<number[] | undefined> => {
+    const encoder = device.createCommandEncoder();
+    for (let r = 0; r < repeats; r++) {
+      timer.select(r);
+      const pass = encoder.beginComputePass({ timestampWrites: timer.writes(true, true) });
+      pass.setPipeline(main);
+      pass.setBindGroup(0, group);
+      pass.dispatchWorkgroups(x, Math.ceil(groups / x));
+      pass.end();
+    }
+    timer.resolve(encoder);
+    device.queue.submit([encoder.finish()]);
+    return timer.readAll();
+  };
+  await warmUp(round);
+  const times = await round();
   src.destroy();
   dst.destroy();
   return times ? bytes / median(times.slice(1)) / 1e6 : undefined;
