@@ -4,7 +4,6 @@
  */
 import { runAll, type Runner } from '@fa/core';
 import type { Shape } from '@fa/io/node';
-import { warmUpMs } from './warm-up.js';
 
 export interface Timing {
   /** Median wall-clock milliseconds of a whole run (upload, compute, readback for GPU rungs). */
@@ -25,11 +24,7 @@ export function median(values: readonly number[]): number {
 }
 
 export async function measure(runner: Runner, input: Float32Array, shape: Shape, warmups: number, repeats: number): Promise<Timing> {
-  // The warm-up runs, then more until warmUpMs() have passed since the first (the GPU's clock is up: warm-up.ts); a
-  // run longer than that (large CPU cases) adds none.
-  const warmUntil = performance.now() + (warmups > 0 ? warmUpMs() : 0);
   for (let i = 0; i < warmups; i++) await runAll(runner, input, shape);
-  while (performance.now() < warmUntil) await runAll(runner, input, shape);
   const wallSamples: number[] = [];
   const gpuSamples: number[] = [];
   let output: Float32Array = new Float32Array(0);

@@ -10,7 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { checked, computePipelines, PassTimer, rowOffset, sdpaProblem, type GpuContext, type SdpaDims, type SdpaOptions } from '@fa/core';
 import { sdpaOracleRow } from '@fa/reference';
-import { warmUp } from './warm-up.js';
+import { keepBusy } from './warm-up.js';
 import { floatsToHalves, halvesToFloats, prepareAttention, type DecodeTuning, type GpuKernelId, type TensorType } from '@fa/sdpa';
 import { median } from './measure.js';
 
@@ -182,7 +182,13 @@ export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number
       const wall = (performance.now() - t) / perRound;
       return (await timer.readAll()) ?? [wall];
     };
-    await warmUp(round);
+    await keepBusy(
+      device,
+      (encoder) => {
+        prepared.encode(encoder, buffers);
+      },
+      median(await round()),
+    );
     const times: number[] = [];
     for (let r = 0; r < rounds; r++) times.push(...(await round()));
     for (const buffer of Object.values(buffers)) buffer.destroy();
@@ -277,16 +283,28 @@ export async function copyBandwidth(gpu: GpuContext, bytes = 256 * 2 ** 20): Pro
     for (let r = 0; r < repeats; r++) {
       timer.select(r);
       const pass = encoder.beginComputePass({ timestampWrites: timer.writes(true, true) });
-      pass.setPipeline(main);
-      pass.setBindGroup(0, group);
-      pass.dispatchWorkgroups(x, Math.ceil(groups / x));
+      dispatch(pass);
       pass.end();
     }
     timer.resolve(encoder);
     device.queue.submit([encoder.finish()]);
     return timer.readAll();
   };
-  await warmUp(round);
+  const dispatch = (pass: GPUComputePassEncoder): void => {
+    pass.setPipeline(main);
+    pass.setBindGroup(0, group);
+    pass.dispatchWorkgroups(x, Math.ceil(groups / x));
+  };
+  const first = await round();
+  await keepBusy(
+    device,
+    (encoder) => {
+      const pass = encoder.beginComputePass();
+      dispatch(pass);
+      pass.end();
+    },
+    first ? median(first) : 1,
+  );
   const times = await round();
   src.destroy();
   dst.destroy();

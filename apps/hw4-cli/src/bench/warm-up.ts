@@ -1,11 +1,15 @@
 /**
- * Warm-up by time, not by count. A GPU's clock governor lowers the SM clock while the GPU idles and raises it only
- * under sustained work: on the H100 the SM clock sat at 345 MHz (against 1980) through rounds timed after a single
- * warm-up round, and those rounds ran up to 5× slower (docs/sdpa.md, "Two speeds"). So every timed case first runs
- * for WARM_UP_MS of wall time.
+ * Warm-up by keeping the GPU busy, not by a count of rounds. A GPU's clock governor lowers the SM clock while the GPU
+ * idles and raises it only under sustained load: on the H100 the SM clock sat at 345 MHz (against 1980) through rounds
+ * timed after a single warm-up round, and those rounds ran up to 5× slower (docs/sdpa.md, "Two speeds"). Rounds of a
+ * few short dispatches each, with a readback between them, leave the GPU idle most of the time, so the warm-up submits
+ * bursts of about BURST_MS of work back to back for warmUpMs() of wall time.
  */
 
-/** Milliseconds of warm-up before a case is timed: 500, or FA_BENCH_WARM_MS (0: a single round, the old behaviour). */
+/** GPU work per warm-up submission, in milliseconds. */
+const BURST_MS = 20;
+
+/** Milliseconds of warm-up before a case is timed: 500, or FA_BENCH_WARM_MS (0: none beyond one round). */
 export function warmUpMs(env: NodeJS.ProcessEnv = process.env): number {
   const text = env.FA_BENCH_WARM_MS;
   if (text === undefined || text === '') return 500;
@@ -14,9 +18,17 @@ export function warmUpMs(env: NodeJS.ProcessEnv = process.env): number {
   return ms;
 }
 
-/** Runs `round` at least once, and again until warmUpMs() of wall time have passed. */
-export async function warmUp(round: () => Promise<unknown>): Promise<void> {
+/**
+ * Submits bursts of `encodeOne` (about BURST_MS of GPU work each, from `msPerDispatch`, one measured round's median)
+ * until warmUpMs() have passed, waiting for each burst before the next.
+ */
+export async function keepBusy(device: GPUDevice, encodeOne: (encoder: GPUCommandEncoder) => void, msPerDispatch: number): Promise<void> {
+  const burst = Math.min(5000, Math.max(1, Math.ceil(BURST_MS / Math.max(msPerDispatch, 1e-3))));
   const until = performance.now() + warmUpMs();
-  do await round();
-  while (performance.now() < until);
+  while (performance.now() < until) {
+    const encoder = device.createCommandEncoder({ label: 'warm-up' });
+    for (let n = 0; n < burst; n++) encodeOne(encoder);
+    device.queue.submit([encoder.finish()]);
+    await device.queue.onSubmittedWorkDone();
+  }
 }
