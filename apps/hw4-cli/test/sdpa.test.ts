@@ -123,3 +123,27 @@ describe('hw4-cli sdpa', () => {
     expect(existsSync(out)).toBe(false);
   });
 });
+
+/** Whether this machine runs the GPU kernels (the software GPU in CI). */
+const listedHere = JSON.parse(cli(['sdpa', '--list', '--json']).stdout) as { implementations: { id: string; available: boolean; reason?: string }[] };
+const decodeHere = listedHere.implementations.find((i) => i.id === 'attention-decode');
+const noGpu = decodeHere?.available === true ? undefined : (decodeHere?.reason ?? 'not listed');
+if (noGpu !== undefined && process.env.FA_REQUIRE_GPU === '1') throw new Error(`FA_REQUIRE_GPU=1 but ${noGpu}`);
+
+describe.skipIf(noGpu !== undefined)(`hw4-cli sdpa on the GPU${noGpu ? ` (skipped: ${noGpu})` : ''}`, () => {
+  it('takes the decode kernel for two query rows per head over caches, and --json says which kernel ran', () => {
+    const decodeDims = { B: 2, Hq: 4, Hkv: 2, Lq: 2, Lk: 13, d: 16 };
+    const q2 = values(2 * 4 * 2 * 16, 7);
+    const k2 = values(2 * 2 * 13 * 16, 8);
+    const v2 = values(2 * 2 * 13 * 16, 9);
+    const paths = [file('dq.npy', encodeNpy([2, 4, 2, 16], q2)), file('dk.npy', encodeNpy([2, 2, 13, 16], k2)), file('dv.npy', encodeNpy([2, 2, 13, 16], v2))];
+    const exact = sdpaOracle(sdpaProblem(decodeDims, { causal: true, cacheLengths: [13, 5] }), q2, k2, v2);
+    for (const [impl, args] of [['attention-decode', []], ['attention-fp32', ['--impl', 'attention-fp32']]] as const) {
+      const out = join(dir, `decode-${impl}.npy`);
+      const run = cli(['sdpa', ...paths, out, '--causal', '--cache-lengths', '13,5', '--json', ...args]);
+      expect(run.code, run.stderr).toBe(0);
+      expect((JSON.parse(run.stdout) as { impl: string }).impl).toBe(impl);
+      expect(maxAbs(parseNpy(readFileSync(out)).data as Float32Array, exact.out)).toBeLessThan(1e-5);
+    }
+  }, 600_000);
+});
