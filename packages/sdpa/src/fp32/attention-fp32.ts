@@ -43,7 +43,7 @@ export function fp32Plan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dt
       BC,
       KEYS: H === 1 ? 16 : 8,
       WG,
-      PREFETCH: tiles.prefetch && blocks === undefined ? 1 : 0,
+      PREFETCH: tiles.prefetch ? 1 : 0,
       CW: COMBINE_WORKGROUP,
     },
     switches: { mask: problem.mask ? 1 : 0, blocks: blocks ? 1 : 0, blockTiles: blockTiles ? 1 : 0, writeLse: lse ? 1 : 0, cached: problem.cacheLengths ? 1 : 0 },

@@ -9,7 +9,7 @@
 //   prefill skips the tiles above the diagonal and costs about half.
 // - With a block mask (`blocks` = 1) the host lists, for each (batch, head, query tile), the key tiles in its band that
 //   some kept block touches; the workgroup runs through its list (its length read once with workgroupUniformLoad, so
-//   the barriers stay in uniform control flow). The next tile is then not j + 1, so the prefetch is off.
+//   the barriers stay in uniform control flow); the prefetch reads the next tile of the list.
 // - Inside a tile that a band edge crosses, or with an element mask (`mask` = 1, additive f32 with EXCLUDED for −∞ and
 //   for false), or a block mask whose blocks are not whole tiles, each score gets its exact test (applyMask); other
 //   tiles run lean-loop's step unchanged.
@@ -33,7 +33,7 @@ override H: u32;          // invocations per row group: a power of two, at most 
 override BC: u32;         // keys per K/V tile, a multiple of KEYS
 override KEYS: u32;       // keys per step of the inner loop: 8, or 16 when H = 1
 override WG: u32;         // invocations per workgroup, a multiple of H
-override PREFETCH: u32;   // 1: load tile j + 1 into registers while tile j computes (0 with a block mask)
+override PREFETCH: u32;   // 1: load the next tile into registers while this one computes
 override CW: u32;         // invocations per workgroup of `combine`
 
 const C_MAX: u32 = 8u;    // most vec4 columns of a row per invocation: D/4 over H, rounded up
@@ -131,6 +131,12 @@ const TAU: f32 = 8.0;          // how far a score may pass m_i before O and ℓ 
 // The band of keys row i sees in a batch of Lk valid keys: [i + Lk − Lq − left, i + Lk − Lq + right], signed.
 fn bandFirst(i: u32, Lk: u32) -> i32 { return i32(i) + i32(Lk) - i32(params.Lq) - params.left; }
 fn bandLast(i: u32, Lk: u32) -> i32 { return i32(i) + i32(Lk) - i32(params.Lq) + params.right; }
+
+// Tile `step` of a workgroup's tiles: jFirst + step in its band, or entry `step` of its list under a block mask.
+fn tileAt(step: u32, jFirst: u32, listStart: u32) -> u32 {
+  if (params.blocks == 1u) { return tileLists[listStart + step]; }
+  return jFirst + step;
+}
 
 // The flag of the block that holds (row i, key j) of (batch b, head hq).
 fn blockKept(b: u32, hq: u32, i: u32, j: u32) -> bool {
@@ -237,7 +243,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
       let e = t + n * WG;
       kNext[n] = vec4<f32>(0.0);
       vNext[n] = vec4<f32>(0.0);
-      let key = (jFirst + nBegin) * BC + e / D4V;
+      let key = tileAt(nBegin, jFirst, listStart) * BC + e / D4V;
       if (e < BC * D4V && nBegin < nEnd && key < Lk) {
         let at = kvBase + key * params.kvRow + e % D4V;
         kNext[n] = unpack(k[at]);
@@ -246,8 +252,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     }
   }
   for (var step = nBegin; step < nEnd; step++) {
-    var j = jFirst + step;
-    if (params.blocks == 1u) { j = tileLists[listStart + step]; }
+    let j = tileAt(step, jFirst, listStart);
     let key0 = j * BC;
     workgroupBarrier();  // everyone is done with K_j, V_j of the previous tile
     for (var n = 0u; n < LD; n++) {
@@ -271,12 +276,13 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     }
     workgroupBarrier();
     if (PREFETCH == 1u && step + 1u < nEnd) {
+      let next0 = tileAt(step + 1u, jFirst, listStart) * BC;   // the next tile's first key
       for (var n = 0u; n < LD; n++) {
         let e = t + n * WG;
         kNext[n] = vec4<f32>(0.0);
         vNext[n] = vec4<f32>(0.0);
-        if (e < BC * D4V && key0 + BC + e / D4V < Lk) {
-          let at = kvBase + (key0 + BC + e / D4V) * params.kvRow + e % D4V;
+        if (e < BC * D4V && next0 + e / D4V < Lk) {
+          let at = kvBase + (next0 + e / D4V) * params.kvRow + e % D4V;
           kNext[n] = unpack(k[at]);
           vNext[n] = unpack(v[at]);
         }

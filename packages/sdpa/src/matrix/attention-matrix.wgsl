@@ -184,12 +184,15 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   let Lk = select(params.Lk, workgroupUniformLoad(&shared4).w, params.cached == 1u);   // this batch's valid keys
 
   // Q_i through KV (its first BR rows; the low parts from row 2·BC on): each subgroup keeps the DK fragments of each
-  // part of its 16 rows in registers for the whole key loop. Unscaled: f16 tensors stay exact, and the scale multiplies
-  // S in f32 (rounding Q·scale·log2(e) to f16 would add up to 2^-12 of each score's size to its error).
+  // part of its 16 rows in registers for the whole key loop. With one part Q is staged unscaled, so f16 tensors stay
+  // exact, and the scale multiplies S in f32 (rounding Q·scale·log2(e) to f16 would add up to 2^-12 of each score's
+  // size to its error); with two, the parts of Q·scale·log2(e) carry 22 bits and S needs no further rounding.
+  let qScale = select(1.0, params.scaleLog2, PARTS == 2u);
+  let sScale = select(params.scaleLog2, 1.0, PARTS == 2u);
   for (var e = t; e < BR * D4V; e += WG) {
     let row = e / D4V;
     var x = vec4<f32>(0.0);
-    if (i * BR + row < Lq) { x = unpack(q[qBase + (i * BR + row) * params.qRow + e % D4V]); }
+    if (i * BR + row < Lq) { x = unpack(q[qBase + (i * BR + row) * params.qRow + e % D4V]) * qScale; }
     put4(row * KS + 4u * (e % D4V), x, 2u * KT);
   }
   workgroupBarrier();
@@ -283,7 +286,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u, s1, SO);
     workgroupBarrier();  // S is in Sf
 
-    // Online softmax of row r in f32, lazily, on the scores S·scale·log2(e): their maximum over both halves (one
+    // Online softmax of row r in f32, lazily, on the scores (scaled by scale·log2(e)): their maximum over both halves (one
     // shuffle); m_i moves only when the row passes it by more than TAU, and then (past the range's first tile) O must be rescaled by α. Where a band edge,
     // Lk or a mask crosses the tile, each score gets its exact test.
     let checked = params.mask == 1u || (params.blocks == 1u && params.blockTiles == 0u) || key0 + BC > Lk ||
@@ -292,7 +295,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     var mx = LOWEST;
     for (var x = 0u; x < BC / 2u; x++) {
       let col = 2u * ((x + rot) % (BC / 2u)) + h;
-      var s = Sf[sBase + col] * params.scaleLog2;
+      var s = Sf[sBase + col] * sScale;
       if (checked) { s = maskedScore(s, bm, hq, rowQ, key0 + col, Lk); }
       sv[x] = s;
       mx = max(mx, s);
