@@ -5,15 +5,15 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
   {
     "vendor": "nvidia",
     "device": "nvidia-h100-80gb-hbm3",
-    "source": "docs/bench/nvidia-nvidia-h100-80gb-hbm3.json (2026-11-23, 2026-11-24)",
+    "source": "docs/bench/nvidia-nvidia-h100-80gb-hbm3.json (2026-11-24)",
     "classes": [
       {
         "shapeClass": "N ≤ 256, d ≤ 32",
         "ranking": [
           "lean-loop",
           "split-softmax",
-          "row-split",
           "split-keys",
+          "row-split",
           "prefetch",
           "register-tiles",
           "four-rows",
@@ -32,17 +32,17 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "naive",
           "cpu"
         ],
-        "evidence": "13600×128×32: lean-loop 0.894 ms, split-softmax 0.900 ms"
+        "evidence": "13600×128×32: lean-loop 0.940 ms, split-softmax 0.956 ms"
       },
       {
         "shapeClass": "N ≤ 4096, d ≤ 64",
         "ranking": [
           "resident-o",
           "staged-matrix",
-          "split-softmax",
           "lean-loop",
-          "four-rows",
+          "split-softmax",
           "split-keys",
+          "four-rows",
           "row-split",
           "prefetch",
           "register-tiles",
@@ -58,18 +58,18 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "fused-maxsmem",
           "fused"
         ],
-        "evidence": "10×2048×64: resident-o 0.366 ms, staged-matrix 0.393 ms; 500×2048×64: resident-o 13.9 ms, staged-matrix 14.8 ms"
+        "evidence": "10×2048×64: resident-o 0.299 ms, staged-matrix 0.304 ms; 500×2048×64: resident-o 11.6 ms, staged-matrix 11.8 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 32",
         "ranking": [
           "lean-loop",
           "split-softmax",
-          "staged-matrix",
-          "row-split",
           "split-keys",
-          "four-rows",
+          "row-split",
+          "staged-matrix",
           "resident-o",
+          "four-rows",
           "prefetch",
           "register-tiles",
           "compensated-matrix",
@@ -84,7 +84,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "fused-maxsmem",
           "fused"
         ],
-        "evidence": "4×32768×32: lean-loop 14.1 ms, split-softmax 14.4 ms"
+        "evidence": "4×32768×32: lean-loop 14.9 ms, split-softmax 15.3 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 64",
@@ -94,40 +94,40 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "lean-loop",
           "split-softmax",
           "split-keys",
-          "four-rows",
           "row-split",
+          "four-rows",
           "prefetch"
         ],
-        "evidence": "2×32768×64: resident-o 12.8 ms, staged-matrix 13.8 ms; 26×32768×64: resident-o 161.2 ms, staged-matrix 174.0 ms; 2×32767×64: resident-o 12.8 ms, staged-matrix 14.6 ms; 2×8192×36: lean-loop 0.760 ms, split-softmax 0.836 ms"
+        "evidence": "2×32768×64: resident-o 10.9 ms, staged-matrix 11.1 ms; 26×32768×64: resident-o 138.3 ms, staged-matrix 139.0 ms; 2×32767×64: resident-o 11.0 ms, staged-matrix 11.0 ms; 2×8192×36: lean-loop 0.661 ms, split-softmax 0.670 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 128",
         "ranking": [
-          "split-softmax",
-          "lean-loop",
-          "four-rows",
           "split-keys",
+          "four-rows",
           "row-split",
+          "lean-loop",
+          "split-softmax",
           "prefetch",
-          "resident-o",
-          "staged-matrix"
+          "staged-matrix",
+          "resident-o"
         ],
-        "evidence": "4×8192×128: split-softmax 5.071 ms, lean-loop 5.404 ms; 4×8192×80: split-softmax 3.596 ms, lean-loop 3.599 ms; 2×8192×100: split-softmax 2.409 ms, lean-loop 2.403 ms"
+        "evidence": "4×8192×128: split-keys 5.428 ms, four-rows 4.805 ms; 4×8192×80: split-keys 3.409 ms, four-rows 3.961 ms; 2×8192×100: split-keys 2.432 ms, four-rows 2.414 ms"
       }
     ],
     "overall": {
       "shapeClass": "every measured shape",
       "ranking": [
-        "split-softmax",
         "lean-loop",
+        "split-softmax",
         "split-keys",
         "row-split",
         "four-rows",
-        "prefetch",
+        "staged-matrix",
         "resident-o",
-        "staged-matrix"
+        "prefetch"
       ],
-      "evidence": "13600×128×32: split-softmax 0.900 ms, lean-loop 0.894 ms; 10×2048×64: split-softmax 0.392 ms, lean-loop 0.394 ms; 500×2048×64: split-softmax 16.8 ms, lean-loop 17.2 ms; 4×32768×32: split-softmax 14.4 ms, lean-loop 14.1 ms; 2×32768×64: split-softmax 17.3 ms, lean-loop 17.8 ms; 26×32768×64: split-softmax 223.5 ms, lean-loop 224.8 ms; 4×8192×128: split-softmax 5.071 ms, lean-loop 5.404 ms; 2×32767×64: split-softmax 17.2 ms, lean-loop 17.7 ms; 4×8192×80: split-softmax 3.596 ms, lean-loop 3.599 ms; 2×8192×36: split-softmax 0.836 ms, lean-loop 0.760 ms; 2×8192×100: split-softmax 2.409 ms, lean-loop 2.403 ms"
+      "evidence": "13600×128×32: lean-loop 0.940 ms, split-softmax 0.956 ms; 10×2048×64: lean-loop 0.347 ms, split-softmax 0.419 ms; 500×2048×64: lean-loop 14.7 ms, split-softmax 15.4 ms; 4×32768×32: lean-loop 14.9 ms, split-softmax 15.3 ms; 2×32768×64: lean-loop 15.4 ms, split-softmax 16.0 ms; 26×32768×64: lean-loop 194.1 ms, split-softmax 204.0 ms; 4×8192×128: lean-loop 5.620 ms, split-softmax 5.712 ms; 2×32767×64: lean-loop 15.3 ms, split-softmax 15.9 ms; 4×8192×80: lean-loop 3.600 ms, split-softmax 3.634 ms; 2×8192×36: lean-loop 0.661 ms, split-softmax 0.670 ms; 2×8192×100: lean-loop 2.456 ms, split-softmax 2.552 ms"
     }
   }
 ];

@@ -12,6 +12,7 @@ import { attentionFlops, DEFAULT_TOLERANCE, generateInput, parseShape, writeFile
 import { attentionOracleRows, compareRows, outputRows, sampleRows } from '@fa/reference';
 import { isPositiveInteger, numberFlag, parse, stringFlag } from '../args.js';
 import { BENCH_OPTIONS } from '../command-line.js';
+import { warmUpMs } from '../bench/warm-up.js';
 import { measure, median, type Timing } from '../bench/measure.js';
 import { benchMarkdown, benchSvg, type BenchCell, type BenchReport, type BenchShape } from '../bench/report.js';
 import { parseTorchDtypes, timeTorch, torchUnavailable, type TorchDtype } from '../bench/torch.js';
@@ -247,9 +248,13 @@ interface CellTiming {
   timing: 'steady' | 'run';
 }
 
+/** Most warm-up kernels before a steady-state timing. */
+const WARM_UP_MAX_RUNS = 2000;
+
 /**
- * Times a checked runner. GPU runners whose whole input fits one run: back-to-back kernels after warm-up (at least
- * about 200 ms of work, so the GPU reaches its working clock). Otherwise whole runs (upload, kernel, readback), GPU
+ * Times a checked runner. GPU runners whose whole input fits one run: back-to-back kernels after warm-up (about
+ * warmUpMs(), 500 ms, of work in the same submission, so the GPU's clock governor has raised the SM clock: the H100
+ * idles at 345 MHz against 1980, bench/warm-up.ts). Otherwise whole runs (upload, kernel, readback), GPU
  * time when the runner reports it. Repeats stop at the per-cell budget; a first run over half of it is the only sample.
  */
 async function timeRung(runner: Runner, input: Float32Array, shape: Shape, first: Timing, ctx: ShapeContext): Promise<CellTiming> {
@@ -260,7 +265,7 @@ async function timeRung(runner: Runner, input: Float32Array, shape: Shape, first
   if (affordable < 2) return { ...only, timing: 'run' };
   if (runner.timeKernel && shape.B <= runner.maxBatchesPerRun) {
     const repeats = Math.min(ctx.repeats, affordable - 1);
-    const warmups = Math.min(100, Math.max(1, Math.ceil(200 / Math.max(coldMs, 0.01))), Math.max(0, affordable - 1 - repeats));
+    const warmups = Math.min(WARM_UP_MAX_RUNS, Math.max(1, Math.ceil(warmUpMs() / Math.max(coldMs, 0.01))), Math.max(0, affordable - 1 - repeats));
     const samples = await runner.timeKernel(shape.B, warmups, repeats);
     if (samples) return { ms: median(samples), msMin: Math.min(...samples), msMax: Math.max(...samples), repeats: samples.length, timing: 'steady' };
   }
