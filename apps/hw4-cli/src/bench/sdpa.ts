@@ -134,6 +134,9 @@ function tuningFromEnvironment(): { tuning?: DecodeTuning } {
   return { tuning: parsed };
 }
 
+/** GPU work before the timed dispatches of a round, in milliseconds. */
+const LEAD_MS = 20;
+
 /** Times one case on our kernel; its error on `samples` rows first. */
 export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number, perRound: number, samples = 8): Promise<Omit<SdpaBenchRow, 'torch'>> {
   const { B, Hq, Hkv, Lq, Lk, d } = c.dims;
@@ -167,10 +170,13 @@ export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number
       return buffer;
     };
     const buffers = { q: make(tq.stored), k: make(tk.stored), v: make(tv.stored), out: make(tq.stored) };
-    // Each dispatch its own pair of timestamps (wall-clock when the adapter has none).
+    // Each dispatch its own pair of timestamps (wall-clock when the adapter has none). A timed round starts with
+    // `lead` untimed dispatches, so that the GPU has been busy for about 20 ms when the timed ones run: between rounds
+    // it waits for the readback, and short rounds let the clock fall (warm-up.ts).
     const timer = new PassTimer(gpu, perRound);
-    const round = async (): Promise<number[]> => {
+    const round = async (lead = 0): Promise<number[]> => {
       const encoder = device.createCommandEncoder();
+      for (let r = 0; r < lead; r++) prepared.encode(encoder, buffers);
       for (let r = 0; r < perRound; r++) {
         timer.select(r);
         prepared.encode(encoder, buffers, timer.writes(true, true));
@@ -179,18 +185,20 @@ export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number
       const t = performance.now();
       device.queue.submit([encoder.finish()]);
       await device.queue.onSubmittedWorkDone();
-      const wall = (performance.now() - t) / perRound;
+      const wall = (performance.now() - t) / (lead + perRound);
       return (await timer.readAll()) ?? [wall];
     };
+    const estimate = median(await round());
     await keepBusy(
       device,
       (encoder) => {
         prepared.encode(encoder, buffers);
       },
-      median(await round()),
+      estimate,
     );
+    const lead = Math.min(2000, Math.max(0, Math.ceil(LEAD_MS / Math.max(estimate, 1e-3)) - perRound));
     const times: number[] = [];
-    for (let r = 0; r < rounds; r++) times.push(...(await round()));
+    for (let r = 0; r < rounds; r++) times.push(...(await round(lead)));
     for (const buffer of Object.values(buffers)) buffer.destroy();
     const ms = median(times);
     return { name: c.name, dims: c.dims, impl: prepared.impl, kvGBs: kvBytes(c) / ms / 1e6, maxError, ms, msMin: Math.min(...times), msMax: Math.max(...times) };
