@@ -129,7 +129,7 @@ export const EXIT_CODE_HELP = `Exit codes
   3    invalid input: header, size, NaN/Inf
   4    file system: missing file or folder, INPUT or OUTPUT that is a folder (or ends with /), OUTPUT that is
        the input, failed write
-  5    check found values beyond tolerance (also conformance, ladder)
+  5    check found values beyond tolerance (also conformance, ladder, sdpa --conformance)
   129  hung up (SIGHUP)   130  interrupted (SIGINT, Ctrl-C)   143  terminated (SIGTERM)
   After 1-4 and 129-143 no output file was written or changed (standard output and devices are written as the
   data comes).`;
