@@ -48,7 +48,7 @@ export interface PrepareOptions extends SdpaOptions {
    * over several dispatches of whole batches; a smaller value makes tests and experiments split small problems.
    */
   readonly maxBindingBytes?: number;
-  /** The decode kernel's sizes set by an experiment instead of its plan (the bench reads them from FA_SDPA_TUNING). */
+  /** Sizes set by an experiment instead of the plans (the bench reads them from FA_SDPA_TUNING). */
   readonly tuning?: DecodeTuning;
 }
 
@@ -109,7 +109,7 @@ export async function prepareAttention(gpu: GpuContext, dims: SdpaDims, options:
   const dtype = options.dtype ?? 'f32';
   const chosen = choosePlan(problem, gpu, options);
   if (typeof chosen === 'string') throw new UnsupportedShapeError(`${options.kernel ?? 'attention-fp32'} cannot run this problem here: ${chosen}`);
-  const kernel: GpuKernel = chosen.id === 'attention-decode' ? await prepareDecodeKernel(gpu, problem, chosen.plan) : await prepareTiledKernel(gpu, problem, chosen.plan);
+  const kernel: GpuKernel = chosen.id === 'attention-decode' ? await prepareDecodeKernel(gpu, problem, chosen.plan) : await prepareTiledKernel(gpu, problem, chosen.plan, options.tuning?.prefillSplits);
   const { B, Hq, Hkv, Lq, Lk, d } = problem.dims;
   const size = dtype === 'f16' ? 2 : 4;
   const bytes = { q: Hq * Lq * d * size, kv: Hkv * Lk * d * size, lse: Hq * Lq * 4 };

@@ -120,14 +120,14 @@ function values(count: number, seed: number): Float32Array {
 }
 
 /**
- * Decode kernel sizes an experiment sets instead of the plan's: FA_SDPA_TUNING='{"keysPerTile":64,"targetWorkgroups":1024}'.
+ * Kernel sizes an experiment sets instead of the plans': FA_SDPA_TUNING='{"keysPerTile":64,"targetWorkgroups":1024,"prefillSplits":2}'.
  * A value that is not such an object is an error, not a silent default.
  */
 function tuningFromEnvironment(): { tuning?: DecodeTuning } {
   const text = process.env.FA_SDPA_TUNING;
   if (text === undefined || text === '') return {};
   const parsed: unknown = JSON.parse(text);
-  const known = ['keysPerTile', 'targetWorkgroups'];
+  const known = ['keysPerTile', 'targetWorkgroups', 'prefillSplits'];
   if (typeof parsed !== 'object' || parsed === null || Object.entries(parsed).some(([key, value]) => !known.includes(key) || !Number.isSafeInteger(value))) {
     throw new Error(`FA_SDPA_TUNING is ${text}; give a JSON object of integers with keys ${known.join(', ')}`);
   }

@@ -36,6 +36,8 @@ export interface DecodeTuning {
   readonly keysPerTile?: number;
   /** Workgroups to aim for when splitting the keys. */
   readonly targetWorkgroups?: number;
+  /** The tiled kernels' key ranges per row block (attention-fp32, attention-matrix), instead of their rule. */
+  readonly prefillSplits?: number;
 }
 
 export interface DecodePlan {
