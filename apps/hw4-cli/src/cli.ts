@@ -11,6 +11,7 @@ import { genCommand } from './commands/gen.js';
 import { ladderCommand } from './commands/ladder.js';
 import { listCommand } from './commands/list.js';
 import { runCommand } from './commands/run.js';
+import { sweepCommand } from './commands/sweep.js';
 import { sdpaCommand } from './commands/sdpa.js';
 import { asksHelp, asksVersion, commandLine, isCommandName, type CommandName } from './command-line.js';
 import { releaseAll } from './env.js';
@@ -32,6 +33,7 @@ const COMMAND_RUNNERS: Record<CommandName, (args: string[]) => Promise<number>> 
   run: runCommand,
   list: listCommand,
   sdpa: sdpaCommand,
+  sweep: sweepCommand,
 };
 
 async function main(argv: string[]): Promise<number> {

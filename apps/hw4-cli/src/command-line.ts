@@ -67,6 +67,21 @@ export const BENCH_OPTIONS = {
   quiet: { type: 'boolean', short: 'q' },
 } as const;
 
+export const SWEEP_OPTIONS = {
+  over: { type: 'string' },
+  values: { type: 'string' },
+  base: { type: 'string' },
+  impl: { type: 'string', short: 'i' },
+  repeats: { type: 'string', short: 'r' },
+  'budget-s': { type: 'string' },
+  out: { type: 'string', short: 'o' },
+  python: { type: 'string' },
+  'no-torch': { type: 'boolean' },
+  threads: { type: 'string' },
+  json: { type: 'boolean' },
+  quiet: { type: 'boolean', short: 'q' },
+} as const;
+
 export const SDPA_OPTIONS = {
   causal: { type: 'boolean' },
   window: { type: 'string', short: 'w' },
@@ -97,6 +112,7 @@ export const COMMAND_OPTIONS = {
   conformance: CONFORMANCE_OPTIONS,
   bench: BENCH_OPTIONS,
   sdpa: SDPA_OPTIONS,
+  sweep: SWEEP_OPTIONS,
 } as const satisfies Record<string, Options>;
 
 export type CommandName = keyof typeof COMMAND_OPTIONS;

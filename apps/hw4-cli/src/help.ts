@@ -5,9 +5,10 @@
 import { DATA_KINDS } from '@fa/io/node';
 import { LADDER } from '@fa/ladder';
 import type { Options } from './args.js';
-import { BENCH_OPTIONS, CHECK_OPTIONS, CONFORMANCE_OPTIONS, GEN_OPTIONS, LADDER_OPTIONS, LIST_OPTIONS, RUN_OPTIONS, SDPA_OPTIONS } from './command-line.js';
+import { BENCH_OPTIONS, CHECK_OPTIONS, CONFORMANCE_OPTIONS, GEN_OPTIONS, LADDER_OPTIONS, LIST_OPTIONS, RUN_OPTIONS, SDPA_OPTIONS, SWEEP_OPTIONS } from './command-line.js';
 import { DEFAULT_BENCH_SHAPES } from './commands/bench.js';
 import { DEFAULT_LADDER_SHAPE } from './commands/ladder.js';
+import { SWEEP_DEFAULTS, SWEEP_RUNGS } from './commands/sweep.js';
 
 /** Value name and description of each option, by long name. Options shared by several commands are described once. */
 const OPTION_DOCS: Record<string, readonly [value: string, text: string]> = {
@@ -49,6 +50,13 @@ const COMMAND_DOCS: Record<string, Record<string, readonly [string, string]>> = 
   conformance: { impl: ['ID,ID,...', 'rungs to check (default: all)'] },
   list: { shape: ['B,N,d', 'show the default rung for this shape (default: for each bench shape)'] },
   bench: { impl: ['ID,ID,...', 'rungs to time (default: all)'] },
+  sweep: {
+    over: ['n|batch|d', 'the dimension to vary: sequence length N, batch B or head size d (required)'],
+    values: ['N,N,...', `its values (defaults: n ${SWEEP_DEFAULTS.n.values.join(',')}; batch ${SWEEP_DEFAULTS.batch.values.join(',')}; d ${SWEEP_DEFAULTS.d.values.join(',')})`],
+    base: ['B,N,d', 'the fixed dimensions; the swept one is ignored, * or any number (defaults: n 4,*,64; batch *,1024,64; d 4,4096,*)'],
+    impl: ['ID,ID,...', `rungs to time (default ${SWEEP_RUNGS})`],
+    out: ['DIR', 'where <adapter>-<study>.json, .md and .svg go (default docs/scaling)'],
+  },
   sdpa: {
     impl: ['ID', 'attention-fp32, attention-matrix or attention-decode (GPU kernels) or cpu-fp32 (default: attention-decode for up to 16 query rows per head, attention-fp32 otherwise; cpu-fp32 without a GPU)'],
     causal: ['', 'causal mask aligned bottom-right: query i sees key j iff j ≤ i + Lk − Lq (PyTorch\'s is_causal when Lq = Lk)'],
@@ -102,6 +110,13 @@ export const COMMANDS: Record<string, CommandHelp> = {
     options: CONFORMANCE_OPTIONS,
   },
   bench: { usage: 'hw4-cli bench [options]', about: 'rungs × shapes: kernel time, TFLOP/s, speedups, PyTorch SDPA (fp32, and fp16 with --torch-dtype) beside them', options: BENCH_OPTIONS },
+  sweep: {
+    usage: 'hw4-cli sweep --over n|batch|d [options]',
+    about:
+      'a scaling study: the rungs (and PyTorch\'s SDPA) at each value of one dimension, the others fixed, each checked\n' +
+      'against the float64 oracle and timed as the bench does; a table, the fitted log-log slopes and a log-log chart.',
+    options: SWEEP_OPTIONS,
+  },
   sdpa: {
     usage: 'hw4-cli sdpa Q.npy K.npy V.npy OUTPUT.npy [options]   |   hw4-cli sdpa --list [--json]   |   hw4-cli sdpa --bench   |   hw4-cli sdpa --conformance',
     about:
@@ -153,6 +168,7 @@ Usage
   hw4-cli check INPUT OUTPUT [--expected FILE]   compare OUTPUT with the float64 oracle (or FILE)
   hw4-cli conformance [--impl IDS] [--json]      every rung on the awkward cases, against the oracle
   hw4-cli bench [--shapes LIST] [--impl IDS]     rungs × shapes: kernel time, TFLOP/s, speedups, PyTorch beside
+  hw4-cli sweep --over n|batch|d [--impl IDS]    how each rung's time grows with N, B or d: table, slopes, chart
   hw4-cli sdpa Q.npy K.npy V.npy OUT.npy [--causal] [--window L,R] [--mask M.npy] [--layout bshd]
                                                  attention with heads, grouped KV heads and masks (sdpa --help)
   hw4-cli COMMAND --help                         the options of one command

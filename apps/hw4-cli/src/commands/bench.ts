@@ -121,7 +121,7 @@ function mergePrevious(report: BenchReport, path: string): void {
   report.shapes = merged;
 }
 
-interface ShapeContext {
+export interface ShapeContext {
   rungs: readonly Rung[];
   env: RunEnv;
   repeats: number;
@@ -134,7 +134,7 @@ interface ShapeContext {
   info: (line: string) => void;
 }
 
-async function benchShape(shape: Shape, ctx: ShapeContext): Promise<BenchShape> {
+export async function benchShape(shape: Shape, ctx: ShapeContext): Promise<BenchShape> {
   const { env, info } = ctx;
   const flops = attentionFlops(shape);
   const name = `${shape.B}×${shape.N}×${shape.d}`;

@@ -1,0 +1,97 @@
+/**
+ * hw4-cli sweep --over n|batch|d: a scaling study. The chosen rungs (and PyTorch's SDPA, where present) run at each
+ * value of one dimension of the shape, the others fixed, each validated on sampled rows against the float64 oracle
+ * before it is timed, exactly as the bench does (benchShape). Writes <adapter>-<study>.json, .md (times and the
+ * fitted log-log slopes) and .svg (a log-log chart), and prints the markdown.
+ */
+import { mkdirSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { adapterName } from '@fa/core';
+import { parseShape, writeFileAtomic, type Shape } from '@fa/io/node';
+import { isPositiveInteger, numberFlag, parse, stringFlag } from '../args.js';
+import { SWEEP_OPTIONS } from '../command-line.js';
+import type { BenchShape } from '../bench/report.js';
+import { sweepMarkdown, sweepShape, sweepSvg, type SweepReport, type SweepStudy } from '../bench/sweep-report.js';
+import { torchUnavailable } from '../bench/torch.js';
+import { makeEnv } from '../env.js';
+import { EXIT, UsageError } from '../exit-codes.js';
+import { reporter } from '../output.js';
+import { benchShape } from './bench.js';
+import { needsGpu, resolveRungs } from './run.js';
+
+/** Each study's default values and fixed dimensions (the swept one 0). */
+export const SWEEP_DEFAULTS: Record<SweepStudy, { values: number[]; base: Shape }> = {
+  n: { values: [64, 128, 256, 512, 1000, 1024, 2048, 4096, 8192, 16384, 32768], base: { B: 4, N: 0, d: 64 } },
+  batch: { values: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], base: { B: 0, N: 1024, d: 64 } },
+  d: { values: [16, 32, 48, 64, 80, 96, 112, 128], base: { B: 4, N: 4096, d: 0 } },
+};
+
+/** The rungs a study runs without --impl: one per stage of the ladder that teaches something about scaling. */
+export const SWEEP_RUNGS = 'fused-split-q,q-registers,lean-loop,resident-o';
+
+/** --over's study, or a one-line UsageError. */
+export function studyOf(text: string | undefined): SweepStudy {
+  if (text === undefined) throw new UsageError('sweep needs --over n, --over batch or --over d (the dimension to vary)');
+  if (text !== 'n' && text !== 'batch' && text !== 'd') throw new UsageError(`--over ${text}: give n (sequence length), batch or d (head size)`);
+  return text;
+}
+
+/** --values: at least two distinct positive integers, sorted; d a multiple of 4. */
+export function valuesOf(text: string | undefined, study: SweepStudy): number[] {
+  if (text === undefined) return SWEEP_DEFAULTS[study].values;
+  const values = text.split(',').map((v) => Number(v.trim()));
+  const bad = values.find((v) => !Number.isSafeInteger(v) || v < 1 || (study === 'd' && v % 4 !== 0));
+  if (bad !== undefined) throw new UsageError(`--values ${text}: give positive integers, comma-separated${study === 'd' ? ', each a multiple of 4 (head sizes)' : ''}`);
+  const sorted = [...new Set(values)].sort((a, b) => a - b);
+  if (sorted.length < 2) throw new UsageError(`--values ${text}: give at least two different values to fit a slope`);
+  return sorted;
+}
+
+/** --base B,N,d: the fixed dimensions (the swept one is ignored, so any number there). */
+export function baseOf(text: string | undefined, study: SweepStudy): Shape {
+  if (text === undefined) return SWEEP_DEFAULTS[study].base;
+  const parts = text.split(',');
+  const swept = study === 'batch' ? 0 : study === 'n' ? 1 : 2;
+  if (parts.length === 3) parts[swept] = '4'; // ignored: any number or *, checked by the values instead
+  const shape = parseShape(parts.join(','));
+  return study === 'n' ? { ...shape, N: 0 } : study === 'batch' ? { ...shape, B: 0 } : { ...shape, d: 0 };
+}
+
+export async function sweepCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parse('sweep', args, SWEEP_OPTIONS);
+  if (positionals.length > 0) throw new UsageError(`hw4-cli sweep takes no file arguments (got ${positionals.join(' ')}); see --help`);
+  const out = reporter(values.quiet === true, values.json === true);
+  const study = studyOf(stringFlag(values, 'over'));
+  const points = valuesOf(stringFlag(values, 'values'), study);
+  const base = baseOf(stringFlag(values, 'base'), study);
+  const rungs = resolveRungs(stringFlag(values, 'impl') ?? SWEEP_RUNGS);
+  const repeats = numberFlag(values, 'repeats', isPositiveInteger, 'a positive integer') ?? 5;
+  const budgetSeconds = numberFlag(values, 'budget-s', (n) => n > 0, 'a positive number of seconds') ?? 40;
+  const outDir = stringFlag(values, 'out') ?? 'docs/scaling';
+  const python = stringFlag(values, 'python') ?? process.env.FA_PYTHON ?? 'python3';
+  const env = await makeEnv({ gpu: needsGpu(rungs), threads: numberFlag(values, 'threads', isPositiveInteger, 'a positive integer') });
+  const torchReason = values['no-torch'] === true ? 'not requested (--no-torch)' : torchUnavailable(python);
+  const adapter = env.gpu ? adapterName(env.gpu.report) : `no GPU (${env.gpuUnavailableReason ?? 'unknown'})`;
+  const command = `hw4-cli sweep ${args.join(' ')}`.trim();
+  out.info(`sweep over ${study} on ${adapter}; PyTorch: ${torchReason ?? 'yes'}`);
+  const rates = new Map<string, number>();
+  const shapes: BenchShape[] = [];
+  for (const [k, value] of points.entries()) {
+    const shape = sweepShape(study, base, value);
+    out.info(`[${k + 1}/${points.length}] ${shape.B}×${shape.N}×${shape.d}`);
+    shapes.push(await benchShape(shape, { rungs, env, repeats, budgetSeconds, rates, python, torchReason, torchDtypes: ['fp32'], command, info: out.info }));
+  }
+  const report: SweepReport = { date: new Date().toISOString().slice(0, 10), adapter, command, study, base, values: points, shapes };
+  const slug = `${adapter.split(' / ').slice(0, 2).join('-').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'unknown'}-${study}`;
+  const markdown = sweepMarkdown(report);
+  mkdirSync(outDir, { recursive: true });
+  const path = join(outDir, slug);
+  await writeFileAtomic(`${path}.json`, [Buffer.from(`${JSON.stringify({ ...report, cpu: `${cpus()[0]?.model ?? 'unknown'} ×${cpus().length}` }, null, 2)}\n`)]);
+  await writeFileAtomic(`${path}.md`, [Buffer.from(markdown)]);
+  await writeFileAtomic(`${path}.svg`, [Buffer.from(sweepSvg(report))]);
+  out.info(`wrote ${path}.{json,md,svg}`);
+  if (out.json) out.result(report);
+  else process.stdout.write(`${markdown}\n`);
+  return EXIT.ok;
+}
