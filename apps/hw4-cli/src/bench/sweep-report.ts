@@ -157,8 +157,11 @@ export function sweepSvg(report: SweepReport): string {
     parts.push(`<line x1="${left}" x2="${left + plotW}" y1="${yAt(y).toFixed(1)}" y2="${yAt(y).toFixed(1)}" stroke="${GRID}"/>`);
     parts.push(`<text x="${left - 6}" y="${(yAt(y) + 4).toFixed(1)}" fill="${TEXT}" text-anchor="end">${y >= 1 ? y.toFixed(0) : y.toPrecision(1)} ms</text>`);
   }
+  let lastLabel = Number.NEGATIVE_INFINITY;
   for (const x of xs) {
     parts.push(`<line x1="${xAt(x).toFixed(1)}" x2="${xAt(x).toFixed(1)}" y1="${top}" y2="${top + plotH}" stroke="${GRID}"/>`);
+    if (xAt(x) - lastLabel < 30) continue; // a value too close to the last labelled one (1000 beside 1024) keeps its line only
+    lastLabel = xAt(x);
     parts.push(`<text x="${xAt(x).toFixed(1)}" y="${top + plotH + 16}" fill="${TEXT}" text-anchor="middle" font-size="10">${x}</text>`);
   }
   parts.push(`<text x="${left + plotW / 2}" y="${height - 10}" fill="${TEXT}" text-anchor="middle">${axis}</text>`);
