@@ -5,7 +5,7 @@
  * `{ id, status, maxAbsError, ms, reason?, … }` per rung, for test harnesses; a run that does not start (a bad
  * address, an unknown rung, an autorun estimated too long) leaves `[]` there and the reason in `window.ladderError`.
  */
-import { adapterName, canRun, type RunEnv, type Rung } from '@fa/core';
+import { adapterName, canRun, oneLine, type RunEnv, type Rung } from '@fa/core';
 import { DATA_KINDS, formatShape, validateShape, type DataKind, type Shape } from '@fa/io';
 import { LADDER } from '@fa/ladder/browser';
 import reference from 'virtual:bench-reference';
@@ -16,6 +16,7 @@ import { CHECK, estimateRun, Estimator, formatDuration, isSoftwareAdapter } from
 import { browserEnv } from './gpu.js';
 import { readParams } from './params.js';
 import { rungMs, runLadder, type RungRow } from './run-ladder.js';
+import { runScaling, scalingCharts, scalingSummary } from './scaling-view.js';
 import { drawTable, type TableExtras } from './table.js';
 import { drawTree } from './tree.js';
 import { ComputeWorker } from './worker-client.js';
@@ -239,6 +240,48 @@ async function start(ids: readonly string[], autorun: boolean): Promise<void> {
  * rung's work is already submitted and WebGPU cannot take it back: the page stops waiting for it, and the GPU finishes
  * it before it runs anything else (the next GPU rung waits that long; the page says so).
  */
+/** The scaling view: the selected GPU rung (or lean-loop) at the studies' sizes with the form's B and d. */
+async function startScaling(): Promise<void> {
+  const scalingNote = byId('scaling-note');
+  const charts = byId('scaling-charts');
+  const button = byId('scaling-run') as HTMLButtonElement;
+  const fail = (message: string): void => {
+    scalingNote.textContent = message;
+    window.scalingError = message;
+  };
+  const shape = formShape();
+  const id = choice('impl').value || 'lean-loop';
+  const rung = LADDER.find((r) => r.id === id);
+  if (!shape) {
+    fail('the scaling sweep needs a valid shape in the form (its B and d are used)');
+    return;
+  }
+  if (rung?.kind !== 'gpu') {
+    fail(`the scaling sweep runs a GPU rung; ${id} is not one`);
+    return;
+  }
+  const can = canRun(rung, { ...shape, N: 1024 }, env);
+  if (can !== true) {
+    fail(`${rung.id} cannot run here: ${can}`);
+    return;
+  }
+  button.disabled = true;
+  charts.replaceChildren();
+  try {
+    const result = await runScaling(rung, env, shape, (text) => {
+      scalingNote.textContent = `Measured ${text} …`;
+    });
+    const svgs = scalingCharts(result, shape);
+    charts.innerHTML = `${svgs.n}${svgs.batch}`;
+    scalingNote.textContent = scalingSummary(result);
+    window.scalingResult = result;
+  } catch (error) {
+    fail(`the scaling sweep stopped: ${oneLine(error)}`);
+  } finally {
+    button.disabled = false;
+  }
+}
+
 function stop(): void {
   if (!current) return;
   const gpuRunning = lastRows.some((row) => row.status === 'running' && row.rung.kind === 'gpu');
@@ -269,6 +312,11 @@ async function boot(): Promise<void> {
     void start(id === '' ? [] : [id], false);
   });
   stopButton.addEventListener('click', stop);
+  byId('scaling-run').addEventListener('click', () => void startScaling());
+  if (params.scaling) {
+    await startScaling();
+    return;
+  }
   if (!params.autorun) return;
   if (params.problems.length > 0) {
     // A run on the defaults the bad values fell back to is not the run the address asked for: run nothing.

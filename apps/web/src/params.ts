@@ -1,5 +1,5 @@
 /**
- * What the page's address asks for: `?shape=B,N,d&kind=uniform&impl=id[,id]&seed=1&autorun=1`. Bad values become
+ * What the page's address asks for: `?shape=B,N,d&kind=uniform&impl=id[,id]&seed=1&autorun=1` (or `&scaling=1`). Bad values become
  * messages shown on the page, never exceptions.
  */
 import { DATA_KINDS, parseDataKind, parseShape, type DataKind, type Shape } from '@fa/io';
@@ -13,6 +13,8 @@ export interface PageParams {
   /** Rung ids to run; empty means the whole ladder. */
   impl: string[];
   autorun: boolean;
+  /** `scaling=1`: run the scaling view's sweep (of `impl`'s first rung, or lean-loop) instead of the ladder. */
+  scaling: boolean;
   /** Problems with the address, each one line. */
   problems: string[];
 }
@@ -37,6 +39,7 @@ export function readParams(search: string): PageParams {
     seed: Number.isInteger(seed) && seed >= 0 ? seed : 1,
     impl: (query.get('impl') ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0),
     autorun: ['1', 'true', 'yes'].includes(query.get('autorun') ?? ''),
+    scaling: ['1', 'true', 'yes'].includes(query.get('scaling') ?? ''),
     problems,
   };
 }

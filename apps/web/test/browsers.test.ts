@@ -190,6 +190,22 @@ describe('the teaching page in real browsers', () => {
         await page.close();
       }, 300_000);
 
+      it(title('runs the scaling sweep of a GPU rung and draws it'), async () => {
+        const log: string[] = [];
+        const page = await open(await launched(), '?shape=2,40,16&impl=fused-split-q&scaling=1', log);
+        await page.waitForFunction(() => window.scalingResult !== undefined || window.scalingError !== undefined, { timeout: 240_000, polling: 100 });
+        const { result, error } = await page.evaluate(() => ({ result: window.scalingResult, error: window.scalingError }));
+        const summary = [error ?? '', JSON.stringify(result), ...log].join('\n');
+        expect(error, summary).toBeUndefined();
+        expect(result?.rung).toBe('fused-split-q');
+        expect(result?.n.map((p) => p.value)).toEqual([64, 128, 256, 512, 1024]);
+        expect(result?.batch.map((p) => p.value)).toEqual([1, 2, 4, 8, 16]);
+        expect([...(result?.n ?? []), ...(result?.batch ?? [])].every((p) => p.ms > 0 && p.maxAbsError < 1e-4), summary).toBe(true);
+        const drawn = await page.$$eval('#scaling-charts svg', (svgs) => svgs.map((svg) => svg.querySelectorAll('circle').length));
+        expect(drawn).toEqual([5, 5]);
+        expect(await page.$eval('#scaling-note', (p) => p.textContent)).toMatch(/Slopes of log\(time\) over log\(value\)/);
+      });
+
       it(title('draws the ladder as a tree and diffs each rung against its parent'), async () => {
         const log: string[] = [];
         const page = await open(await launched(), `?shape=${SHAPE}`, log);

@@ -7,3 +7,4 @@ export { LADDER, findRung } from './ladder.js';
 export * from './cases.js';
 export * from './conformance.js';
 export * from './tree.js';
+export { fitSlope, scalingSvg, segmentSlopes, type SweepSeries, type SweepSlope } from './scaling-chart.js';

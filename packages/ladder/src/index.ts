@@ -4,3 +4,4 @@ export * from './conformance.js';
 export * from './choice.js';
 export { CHOICE_TABLE } from './choice-table.js';
 export * from './tree.js';
+export { fitSlope, scalingSvg, segmentSlopes, type SweepSeries, type SweepSlope } from './scaling-chart.js';
