@@ -66,6 +66,20 @@ describe('the kernel a problem gets', () => {
 
 describe('f16 tensors', () => {
   const device = deviceForGroup();
+  it('stay within 2× the error of the plain f16 computation on the prefill kernel (GQA 4, causal)', { timeout: 600_000 }, async (context) => {
+    const gpu = device.gpu();
+    if (!gpu) {
+      context.skip(`no GPU: ${device.missing()}`);
+      return;
+    }
+    const prefill = GROUPS[0]?.cases[0];
+    if (!prefill) throw new Error('the first case group is empty');
+    const { impl, error, limit, lseError, lseLimit } = await checkCase(gpu, prefill, { dtype: 'f16' });
+    expect(impl).toBe('attention-fp32');
+    expect(error).toBeLessThanOrEqual(limit);
+    expect(lseError).toBeLessThanOrEqual(lseLimit);
+  });
+
   // On the decode kernel, whose f16 variant a software GPU compiles in a fraction of the prefill kernel's time; both
   // make their f16 variant the same way (forTensorType).
   it('stays within 2× the error of the plain f16 computation (decode: 4 rows, GQA 2, causal), shader-f16 or not', { timeout: 600_000 }, async (context) => {

@@ -1,12 +1,14 @@
 /**
- * The awkward cases in a browser: the page this is bundled into runs every case of cases.ts on the browser's WebGPU
- * adapter and leaves the results in `window.sdpaResult` for browser.test.ts to read.
+ * The awkward cases in a browser: the page this is bundled into runs every case of conformance.ts on the browser's
+ * WebGPU adapter (and two of them with f16 tensors) and leaves the results in `window.sdpaResult` for browser.test.ts
+ * to read.
  */
 import { createGpuContext } from '@fa/core';
 import { checkCase, GROUPS, type CaseCheck } from '../src/conformance.js';
 
 export interface CaseResult extends Partial<CaseCheck> {
   name: string;
+  dtype: 'f32' | 'f16';
   /** Why the case did not run or failed to run. */
   problem?: string;
 }
@@ -28,11 +30,15 @@ async function main(): Promise<void> {
   }
   const gpu = await createGpuContext(adapter);
   const cases: CaseResult[] = [];
-  for (const c of GROUPS.flatMap((group) => group.cases)) {
+  const all = GROUPS.flatMap((group) => group.cases);
+  // Every case with f32 tensors; with f16 tensors, a prefill case and a decode case (each kernel's f16 variant).
+  const f16Cases = [all[0], all.find((c) => c.kernel === 'attention-decode' && c.append === undefined)].filter((c) => c !== undefined);
+  const runs = [...all.map((c) => ({ c, dtype: 'f32' as const })), ...f16Cases.map((c) => ({ c, dtype: 'f16' as const }))];
+  for (const { c, dtype } of runs) {
     try {
-      cases.push({ name: c.name, ...(await checkCase(gpu, c)) });
+      cases.push({ name: c.name, dtype, ...(await checkCase(gpu, c, { dtype })) });
     } catch (error) {
-      cases.push({ name: c.name, problem: error instanceof Error ? error.message : String(error) });
+      cases.push({ name: c.name, dtype, problem: error instanceof Error ? error.message : String(error) });
     }
   }
   window.sdpaResult = { adapter: `${gpu.report.vendor} / ${gpu.report.device}`, cases };

@@ -1,6 +1,6 @@
 /**
- * The awkward cases in headless Chromium (WebGPU on its SwiftShader adapter): cases.ts bundled for the browser and
- * run there, each within the same limits as in Node. A missing browser skips with the reason, unless
+ * The awkward cases in headless Chromium (WebGPU on its SwiftShader adapter): conformance.ts bundled for the browser
+ * and run there, each within the same limits as in Node. A missing browser skips with the reason, unless
  * FA_REQUIRE_BROWSERS=1 makes that a failure.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -63,9 +63,10 @@ describe('attention-fp32 in headless Chromium', () => {
       await tab.goto(page.url);
       await tab.waitForFunction(() => (globalThis as { sdpaResult?: unknown }).sdpaResult !== undefined, { timeout: 540_000, polling: 500 });
       const result = (await tab.evaluate(pageResult)) as BrowserResult;
-      const summary = [result.adapter, ...result.cases.map((c) => `${c.name}: ${c.problem ?? `error ${c.error?.toExponential(1)} (limit ${c.limit?.toExponential(1)}), lse ${c.lseError?.toExponential(1)}`}`), ...log].join('\n');
+      const summary = [result.adapter, ...result.cases.map((c) => `${c.name} (${c.dtype}): ${c.problem ?? `error ${c.error?.toExponential(1)} (limit ${c.limit?.toExponential(1)}), lse ${c.lseError?.toExponential(1)}`}`), ...log].join('\n');
       console.log(`headless Chromium:\n${summary}`);
       expect(result.cases.length, summary).toBeGreaterThan(0);
+      expect(result.cases.filter((c) => c.dtype === 'f16'), summary).toHaveLength(2);
       for (const c of result.cases) {
         expect(c.problem, `${c.name}\n${summary}`).toBeUndefined();
         expect(c.error, `${c.name}\n${summary}`).toBeLessThanOrEqual(c.limit ?? 0);
