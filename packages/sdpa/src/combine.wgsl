@@ -1,5 +1,6 @@
 // The `combine` entry point of the tiled attention kernels (attention-fp32 and attention-matrix), appended to each by
-// tiledKernel (tiled-host.ts): it uses their Params, bindings (O, params, lse, Opart, ML), D4V, CW, LOWEST and pack.
+// tiledKernel (tiled-host.ts): it uses tiled-interface.wgsl's Params, bindings (O, params, lse, Opart, ML) and LOWEST,
+// and each kernel's D4V, CW and pack.
 
 // One invocation per vec4 of O: the ranges of its row merged, O = Σ 2^(m_s − M) O_s / Σ 2^(m_s − M) ℓ_s.
 @compute @workgroup_size(CW)

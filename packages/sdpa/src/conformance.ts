@@ -178,7 +178,7 @@ export async function checkCase(gpu: GpuContext, c: Case, how: CheckOptions = {}
 }
 
 /** A copy of `buffer`'s first `bytes` bytes, read back. */
-async function readBack(device: GPUDevice, buffer: GPUBuffer, bytes: number): Promise<ArrayBuffer> {
+export async function readBack(device: GPUDevice, buffer: GPUBuffer, bytes: number): Promise<ArrayBuffer> {
   const read = device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
   const encoder = device.createCommandEncoder();
   encoder.copyBufferToBuffer(buffer, 0, read, 0, bytes);

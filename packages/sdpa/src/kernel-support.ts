@@ -71,6 +71,18 @@ export function explicitLayout(device: GPUDevice, bindings: ReturnType<typeof ke
 /** A tensor's buffer, or a range of it in bytes (the offset a multiple of the device's minStorageBufferOffsetAlignment). */
 export type TensorBinding = GPUBuffer | { readonly buffer: GPUBuffer; readonly offset: number; readonly size: number };
 
+/** The caller's tensors for one run of batches, as every kernel binds them: whole buffers, or ranges holding those batches. */
+export interface KernelBuffers {
+  readonly q: TensorBinding;
+  readonly k: TensorBinding;
+  readonly v: TensorBinding;
+  readonly O: TensorBinding;
+  /** B·Hq·Lq float32, when the kernel writes log-sum-exps. */
+  readonly lse?: TensorBinding;
+  /** The valid keys of every batch (u32 each, indexed from batch 0), when the problem has cache lengths. */
+  readonly lengths?: GPUBuffer;
+}
+
 /** The bind group resource of a buffer or a range of one. */
 export function bindingResource(binding: TensorBinding): GPUBufferBinding {
   return 'offset' in binding ? { buffer: binding.buffer, offset: binding.offset, size: binding.size } : { buffer: binding };

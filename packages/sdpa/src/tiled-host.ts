@@ -17,11 +17,12 @@ import {
 } from '@fa/core';
 import { keySplits } from '@fa/optimized';
 import combineCode from './combine.wgsl';
-import { bindingResource, COMBINE_WORKGROUP, commonUniforms, explicitLayout, OwnedBuffers, RunUniforms, type TensorBinding, type TensorType } from './kernel-support.js';
+import interfaceCode from './tiled-interface.wgsl';
+import { bindingResource, COMBINE_WORKGROUP, commonUniforms, explicitLayout, OwnedBuffers, RunUniforms, type KernelBuffers, type TensorBinding, type TensorType } from './kernel-support.js';
 
-/** A tiled kernel's source: its `main` (`code`) with the shared `combine` entry point appended. */
+/** A tiled kernel's source: its `main` (`code`) with the shared interface and `combine` entry point appended. */
 export function tiledKernel(label: string, code: string): KernelSource {
-  return { label, code: `${code}\n${combineCode}` };
+  return { label, code: `${code}\n${interfaceCode}\n${combineCode}` };
 }
 
 /** A tiled kernel's plan for one problem on one adapter. */
@@ -44,22 +45,10 @@ export interface TiledPlan {
   readonly summary: string;
 }
 
-/** The caller's tensors for one run of `batches` batches from `batch0` (STORAGE buffers of the plan's dtype, or ranges of them holding those batches). */
-export interface TiledBuffers {
-  readonly q: TensorBinding;
-  readonly k: TensorBinding;
-  readonly v: TensorBinding;
-  readonly O: TensorBinding;
-  /** B·Hq·Lq float32, when the kernel writes log-sum-exps. */
-  readonly lse?: TensorBinding;
-  /** The valid keys of every batch (u32 each, indexed from batch 0), when the problem has cache lengths. */
-  readonly lengths?: GPUBuffer;
-}
-
 export interface TiledKernel {
   readonly plan: TiledPlan;
   /** Records one dispatch for batches batch0 … batch0 + batches − 1 (the buffers hold those batches only). */
-  encode(encoder: GPUCommandEncoder, buffers: TiledBuffers, batch0: number, batches: number, timestampWrites?: GPUComputePassTimestampWrites): void;
+  encode(encoder: GPUCommandEncoder, buffers: KernelBuffers, batch0: number, batches: number, timestampWrites?: GPUComputePassTimestampWrites): void;
   destroy(): void;
 }
 

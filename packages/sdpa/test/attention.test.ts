@@ -10,7 +10,7 @@ import { sdpaFloat16Plain, sdpaOracle } from '@fa/reference';
 import { attention, chooseKernel, DECODE_MAX_LQ, dimsOf, floatsToHalves, halvesToFloats, prepareAttention, SdpaArgumentError } from '../src/index.js';
 import { alignedRun } from '../src/prepare.js';
 import { sdpaFloat32 } from '@fa/reference';
-import { checkCase, GROUPS, maxAbs, tensors } from '../src/conformance.js';
+import { checkCase, GROUPS, maxAbs, readBack, tensors } from '../src/conformance.js';
 
 /**
  * A GPU device of its own for each group of tests, destroyed after it: a software GPU compiles more slowly the more
@@ -126,21 +126,12 @@ describe('tensors over one binding', () => {
       return buffer;
     };
     const buffers = { q: upload(q), k: upload(k), v: upload(v), out: upload(new Float32Array(q.length)), lse: upload(new Float32Array(5 * 4 * 8)) };
-    const readBack = async (buffer: GPUBuffer): Promise<Float32Array> => {
-      const read = gpuDevice.createBuffer({ size: buffer.size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-      const encoder = gpuDevice.createCommandEncoder();
-      encoder.copyBufferToBuffer(buffer, 0, read, 0, buffer.size);
-      gpuDevice.queue.submit([encoder.finish()]);
-      await read.mapAsync(GPUMapMode.READ);
-      const copy = new Float32Array(read.getMappedRange().slice(0));
-      read.destroy();
-      return copy;
-    };
+    const floatsOf = async (buffer: GPUBuffer): Promise<Float32Array> => new Float32Array(await readBack(gpuDevice, buffer, buffer.size));
     try {
       const encoder = gpuDevice.createCommandEncoder();
       prepared.encode(encoder, buffers);
       gpuDevice.queue.submit([encoder.finish()]);
-      const [out, lse] = [await readBack(buffers.out), await readBack(buffers.lse)];
+      const [out, lse] = [await floatsOf(buffers.out), await floatsOf(buffers.lse)];
       expect(maxAbs(out, exact.out)).toBeLessThanOrEqual(Math.max(2 * maxAbs(plain.out, exact.out), 1e-6));
       expect(maxAbs(lse, exact.lse)).toBeLessThanOrEqual(Math.max(2 * maxAbs(plain.lse, exact.lse), 1e-5));
     } finally {

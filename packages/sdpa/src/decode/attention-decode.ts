@@ -14,7 +14,7 @@ import {
   type GpuContext,
   type SdpaProblem,
 } from '@fa/core';
-import { bindingResource, COMBINE_WORKGROUP, commonUniforms, explicitLayout, forTensorType, OwnedBuffers, RunUniforms, type TensorBinding, type TensorType } from '../kernel-support.js';
+import { bindingResource, COMBINE_WORKGROUP, commonUniforms, explicitLayout, forTensorType, OwnedBuffers, RunUniforms, type KernelBuffers, type TensorBinding, type TensorType } from '../kernel-support.js';
 import code from './attention-decode.wgsl';
 
 export const ATTENTION_DECODE_KERNEL = { label: 'attention-decode.wgsl', code };
@@ -70,20 +70,9 @@ export function decodePlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   return { dtype, constants: { D: d, R, BK, WG, LSE: lse ? 1 : 0, CW: COMBINE_WORKGROUP }, BK, targetWorkgroups, summary: `${R} rows per KV head, ${BK} keys per tile` };
 }
 
-/** The caller's tensors for one run of `batches` batches (STORAGE buffers of the plan's dtype). */
-export interface DecodeBuffers {
-  readonly q: TensorBinding;
-  readonly k: TensorBinding;
-  readonly v: TensorBinding;
-  readonly O: TensorBinding;
-  readonly lse?: TensorBinding;
-  /** The valid keys of every batch (u32 each, indexed from batch 0), when the problem has cache lengths. */
-  readonly lengths?: GPUBuffer;
-}
-
 export interface DecodeKernel {
   readonly plan: DecodePlan;
-  encode(encoder: GPUCommandEncoder, buffers: DecodeBuffers, batch0: number, batches: number, timestampWrites?: GPUComputePassTimestampWrites): void;
+  encode(encoder: GPUCommandEncoder, buffers: KernelBuffers, batch0: number, batches: number, timestampWrites?: GPUComputePassTimestampWrites): void;
   destroy(): void;
 }
 
