@@ -70,6 +70,7 @@ export const BENCH_OPTIONS = {
 export const SWEEP_OPTIONS = {
   over: { type: 'string' },
   values: { type: 'string' },
+  grid: { type: 'string' },
   base: { type: 'string' },
   impl: { type: 'string', short: 'i' },
   repeats: { type: 'string', short: 'r' },

@@ -9,6 +9,7 @@ import { BENCH_OPTIONS, CHECK_OPTIONS, CONFORMANCE_OPTIONS, GEN_OPTIONS, LADDER_
 import { DEFAULT_BENCH_SHAPES } from './commands/bench.js';
 import { DEFAULT_LADDER_SHAPE } from './commands/ladder.js';
 import { SWEEP_DEFAULTS, SWEEP_RUNGS } from './commands/sweep.js';
+import { TILES_DEFAULT_SHAPE, TILES_RUNGS } from './commands/sweep-tiles.js';
 
 /** Value name and description of each option, by long name. Options shared by several commands are described once. */
 const OPTION_DOCS: Record<string, readonly [value: string, text: string]> = {
@@ -51,10 +52,11 @@ const COMMAND_DOCS: Record<string, Record<string, readonly [string, string]>> = 
   list: { shape: ['B,N,d', 'show the default rung for this shape (default: for each bench shape)'] },
   bench: { impl: ['ID,ID,...', 'rungs to time (default: all)'] },
   sweep: {
-    over: ['n|batch|d', 'the dimension to vary: sequence length N, batch B or head size d (required)'],
+    over: ['n|batch|d|tiles', 'the dimension to vary: sequence length N, batch B or head size d; or tiles: a grid of each rung\'s tile sizes at one shape, as heat maps (required)'],
     values: ['N,N,...', `its values (defaults: n ${SWEEP_DEFAULTS.n.values.join(',')}; batch ${SWEEP_DEFAULTS.batch.values.join(',')}; d ${SWEEP_DEFAULTS.d.values.join(',')})`],
-    base: ['B,N,d', 'the fixed dimensions; the swept one is ignored, * or any number (defaults: n 4,*,64; batch *,1024,64; d 4,4096,*)'],
-    impl: ['ID,ID,...', `rungs to time (default ${SWEEP_RUNGS})`],
+    grid: ['AXIS=V,..;AXIS=V,..', `tiles only: the values of the rungs' tile axes, e.g. "BR=16,32;BC=8,16" (defaults: each rung's own; the plan's choice is always added)`],
+    base: ['B,N,d', `the fixed dimensions; the swept one is ignored, * or any number (defaults: n 4,*,64; batch *,1024,64; d 4,4096,*); tiles: the shape (default ${TILES_DEFAULT_SHAPE.B},${TILES_DEFAULT_SHAPE.N},${TILES_DEFAULT_SHAPE.d})`],
+    impl: ['ID,ID,...', `rungs to time (default ${SWEEP_RUNGS}; tiles: ${TILES_RUNGS}, any of the rungs with tile axes)`],
     out: ['DIR', 'where <adapter>-<study>.json, .md and .svg go (default docs/scaling)'],
   },
   sdpa: {
@@ -111,10 +113,12 @@ export const COMMANDS: Record<string, CommandHelp> = {
   },
   bench: { usage: 'hw4-cli bench [options]', about: 'rungs × shapes: kernel time, TFLOP/s, speedups, PyTorch SDPA (fp32, and fp16 with --torch-dtype) beside them', options: BENCH_OPTIONS },
   sweep: {
-    usage: 'hw4-cli sweep --over n|batch|d [options]',
+    usage: 'hw4-cli sweep --over n|batch|d|tiles [options]',
     about:
       'a scaling study: the rungs (and PyTorch\'s SDPA) at each value of one dimension, the others fixed, each checked\n' +
-      'against the float64 oracle and timed as the bench does; a table, the fitted log-log slopes and a log-log chart.',
+      'against the float64 oracle and timed as the bench does; a table, the fitted log-log slopes and a log-log chart.\n' +
+      '--over tiles: each rung\'s kernel at a grid of its tile sizes at one shape, with the workgroup memory, invocations\n' +
+      'and workgroups per compute unit of each cell (for an H100 SM on Hopper adapters; WebGPU does not report them).',
     options: SWEEP_OPTIONS,
   },
   sdpa: {
@@ -168,7 +172,7 @@ Usage
   hw4-cli check INPUT OUTPUT [--expected FILE]   compare OUTPUT with the float64 oracle (or FILE)
   hw4-cli conformance [--impl IDS] [--json]      every rung on the awkward cases, against the oracle
   hw4-cli bench [--shapes LIST] [--impl IDS]     rungs × shapes: kernel time, TFLOP/s, speedups, PyTorch beside
-  hw4-cli sweep --over n|batch|d [--impl IDS]    how each rung's time grows with N, B or d: table, slopes, chart
+  hw4-cli sweep --over n|batch|d|tiles [--impl IDS]  how each rung's time grows with N, B, d or its tiles: tables, charts
   hw4-cli sdpa Q.npy K.npy V.npy OUT.npy [--causal] [--window L,R] [--mask M.npy] [--layout bshd]
                                                  attention with heads, grouped KV heads and masks (sdpa --help)
   hw4-cli COMMAND --help                         the options of one command

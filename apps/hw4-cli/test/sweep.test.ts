@@ -7,6 +7,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fitSlope, segmentSlopes, seriesOf, sweepMarkdown, sweepShape, sweepSvg, type SweepReport } from '../src/bench/sweep-report.js';
 import { baseOf, studyOf, valuesOf } from '../src/commands/sweep.js';
+import { checkTileRungs, gridOf, rungGrid, tilesShapeOf } from '../src/commands/sweep-tiles.js';
+import { COMPUTE_UNITS, computeUnitFor, occupancy, tilesMarkdown, tilesSvg, type TilesReport } from '../src/bench/tiles-report.js';
+import { LADDER } from '@fa/ladder';
+import type { GpuContext, Rung, RunEnv } from '@fa/core';
 import { cli, ownLines, tempFolder } from './cli-helpers.js';
 
 const dir = tempFolder();
@@ -20,7 +24,7 @@ describe('the sweep grid', () => {
     expect(valuesOf('512,64,64,128', 'n')).toEqual([64, 128, 512]);
     expect(valuesOf(undefined, 'd')).toEqual([16, 32, 48, 64, 80, 96, 112, 128]);
     expect(baseOf('2,*,32', 'n')).toEqual({ B: 2, N: 0, d: 32 });
-    expect(() => studyOf(undefined)).toThrow(/sweep needs --over n, --over batch or --over d/);
+    expect(() => studyOf(undefined)).toThrow(/sweep needs --over n, --over batch, --over d .* or --over tiles/);
     expect(() => valuesOf('64', 'n')).toThrow(/at least two different values/);
     expect(() => valuesOf('16,18', 'd')).toThrow(/multiple of 4/);
     expect(() => valuesOf('0,8', 'batch')).toThrow(/positive integers/);
@@ -32,6 +36,11 @@ describe('the sweep grid', () => {
       [['sweep', '--over', 'length'], /--over length: give n/],
       [['sweep', '--over', 'n', '--values', '64'], /at least two different values/],
       [['sweep', '--over', 'n', '--impl', 'nope'], /unknown rung "nope"/],
+      [['sweep', '--over', 'n', '--grid', 'BR=16'], /--grid sets tile sizes: use it with --over tiles/],
+      [['sweep', '--over', 'tiles', '--impl', 'naive'], /naive has no tunable tile sizes; give --impl from .*fused-split-q/],
+      [['sweep', '--over', 'tiles', '--values', '1,2'], /--over tiles takes --grid/],
+      [['sweep', '--over', 'tiles', '--impl', 'lean-loop', '--grid', 'BR=16'], /lean-loop has no axis BR; its axes are WG and BC/],
+      [['sweep', '--over', 'tiles', '--grid', 'BR=0'], /--grid BR=0: give AXIS=V,V,/],
     ] as const) {
       const run = cli([...args], NO_GPU);
       expect(run.code, run.stderr).toBe(2);
@@ -85,6 +94,82 @@ describe('the sweep report', () => {
   });
 });
 
+function rung(id: string): Rung {
+  return LADDER.find((r) => r.id === id) as Rung;
+}
+/** An H100's limits, enough for the plans (no device: footprints and plans only). */
+const H100_ENV: RunEnv = {
+  threads: 1,
+  gpu: { report: { vendor: 'nvidia', architecture: 'hopper', subgroupMinSize: 32, limits: { maxComputeWorkgroupStorageSize: 49152, maxComputeInvocationsPerWorkgroup: 1024 } } } as unknown as GpuContext,
+};
+
+describe('the tile study', () => {
+  it('parses --grid against the rungs\' axes and adds the plan\'s own sizes to the grid', () => {
+    const rungs = [rung('fused-split-q'), rung('q-registers')];
+    expect(gridOf('BR=32,16,16; BC=8', rungs)).toEqual({ BR: [16, 32], BC: [8] });
+    expect(() => gridOf('WG=64', rungs)).toThrow(/fused-split-q has no axis WG; its axes are BR and BC/);
+    expect(() => gridOf('BR=1.5', rungs)).toThrow(/positive integers/);
+    expect(() => {
+      checkTileRungs([rung('naive')]);
+    }).toThrow(/naive has no tunable tile sizes/);
+    expect(tilesShapeOf(undefined)).toEqual({ B: 16, N: 4096, d: 64 });
+    expect(tilesShapeOf('2,100,32')).toEqual({ B: 2, N: 100, d: 32 });
+    expect(rungGrid(rung('fused-split-q'), { BR: [16, 64] }, { BR: 40, BC: 40 })).toEqual({ rows: [16, 40, 64], columns: [8, 16, 32, 40, 64, 128] });
+  });
+
+  it('gives each pair of sizes the workgroup memory its kernel declares, or why it cannot run', () => {
+    const shape = { B: 16, N: 4096, d: 64 };
+    const tiles = rung('fused-split-q').tiles;
+    // The plan: the largest square tiles that fit 48 KiB (1040·T + 4·T² bytes), balanced over N.
+    expect(tiles?.planned(shape, H100_ENV)).toEqual({ BR: 40, BC: 40 });
+    // K_j, V_j (2·32·64·4), Q_i, O_i (2·32·64·4), S (32·32·4) and four rows of 32 floats.
+    expect(tiles?.footprint(shape, H100_ENV, { BR: 32, BC: 32 })).toMatchObject({ workgroupBytes: 37376, invocations: 128, workgroupsPerBatch: 128 });
+    expect(tiles?.footprint(shape, H100_ENV, { BR: 64, BC: 32 })).toMatch(/needs 57.0 KiB of workgroup memory, over this GPU's 48.0 KiB/);
+    expect(tiles?.footprint(shape, H100_ENV, { BR: 256, BC: 8 })).toMatch(/1 ≤ Br ≤ 128/);
+    expect(rung('q-registers').tiles?.footprint(shape, H100_ENV, { BR: 64, BC: 128 })).toMatch(/1 ≤ Bc ≤ 64/);
+    expect(rung('q-registers').tiles?.footprint(shape, H100_ENV, { BR: 2048, BC: 8 })).toMatch(/2048 invocations per workgroup, over this GPU's 1024/);
+    // lean-loop at d = 64: H = 2, so WG = 128 gives Br = 128 rows and 32 row blocks a batch, 512 in all, short of the
+    // plan's 640 workgroups: the keys are split in two. Bc must be a multiple of 16.
+    expect(rung('lean-loop').tiles?.footprint(shape, H100_ENV, { WG: 128, BC: 32 })).toMatchObject({ invocations: 128, workgroupsPerBatch: 64 });
+    expect(rung('lean-loop').tiles?.footprint(shape, H100_ENV, { WG: 128, BC: 24 })).toMatch(/not a multiple of 16/);
+    expect(rung('lean-loop').tiles?.withTiles({ WG: 64, BC: 16 }).id).toBe('lean-loop');
+  });
+
+  it('counts the workgroups a compute unit holds by memory, invocations and its own limit', () => {
+    const sm = COMPUTE_UNITS.hopper;
+    expect(occupancy({ workgroupBytes: 37376, invocations: 128 }, sm)).toEqual({ perUnit: 6, limitedBy: 'memory' });
+    expect(occupancy({ workgroupBytes: 4096, invocations: 256 }, sm)).toEqual({ perUnit: 8, limitedBy: 'invocations' });
+    expect(occupancy({ workgroupBytes: 1024, invocations: 32 }, sm)).toEqual({ perUnit: 32, limitedBy: 'workgroups' });
+    expect(computeUnitFor({ vendor: 'nvidia', architecture: '', device: 'NVIDIA H100 80GB HBM3' })).toBe(sm);
+    expect(computeUnitFor({ vendor: 'nvidia', architecture: '', device: 'NVIDIA H100 PCIe' }).units).toBe(114);
+    expect(computeUnitFor({ vendor: 'mesa', architecture: '', device: 'llvmpipe' })).toBe(COMPUTE_UNITS.unknown);
+  });
+
+  it('draws a grid per rung in markdown and a heat map per rung in the SVG, the plan and the fastest marked', () => {
+    const footprint = { workgroupBytes: 8192, invocations: 128, workgroupsPerBatch: 64, summary: '' };
+    const cell = (BR: number, BC: number, ms?: number) => ({ sizes: { BR, BC }, ...(ms === undefined ? { reason: 'needs 57 KiB' } : { ms, footprint, occupancy: { perUnit: 4, limitedBy: 'memory' as const }, waves: 2 }) });
+    const report: TilesReport = {
+      date: '2026-11-25',
+      adapter: 'test adapter',
+      command: 'hw4-cli sweep --over tiles',
+      study: 'tiles',
+      shape: { B: 16, N: 4096, d: 64 },
+      computeUnit: COMPUTE_UNITS.hopper,
+      rungs: [{ id: 'fused-split-q', axes: rung('fused-split-q').tiles?.axes as never, rows: [16, 32], columns: [16, 32], planned: { BR: 32, BC: 32 }, cells: [cell(16, 16, 2), cell(16, 32, 1.5), cell(32, 16, 1), cell(32, 32)] }],
+    };
+    const markdown = tilesMarkdown(report);
+    expect(markdown).toMatch(/\| BR \\ BC \| 16 \| 32 \|/);
+    expect(markdown).toContain('| 32 | **1.00 ms**<br>8.0 KiB · 128 inv · 4/CU (memory) · 2 waves | — needs 57 KiB |');
+    expect(markdown).toMatch(/Fastest: BR = 32, BC = 16, 1.00 ms. The plan chooses BR = 32, BC = 32./);
+    const svg = tilesSvg(report);
+    expect(svg.match(/<g data-rung="fused-split-q">/g)).toHaveLength(1);
+    expect(svg.match(/data-cell="/g)).toHaveLength(4);
+    expect(svg).toMatch(/data-cell="32,32"[^>]*stroke-width="3"/);
+    expect(svg).toContain('1.00 ms ★');
+    expect(svg).toContain('cannot run');
+  });
+});
+
 describe('hw4-cli sweep, end to end', () => {
   it('sweeps CPU rungs over N, checked and timed, and writes the JSON, markdown and chart', () => {
     const out = join(dir, 'cpu');
@@ -112,5 +197,20 @@ describe.skipIf(!leanLoopHere)('hw4-cli sweep on the GPU', () => {
     const cells = json.shapes.map((s) => s.cells.find((c) => c.id === 'lean-loop'));
     expect(cells.map((c) => c?.ran)).toEqual([true, true]);
     expect(cells.every((c) => (c?.maxError ?? 1) < 1e-5)).toBe(true);
+  }, 600_000);
+
+  it('sweeps a rung\'s tile sizes, each pair checked against the oracle, with the plan\'s own pair added', () => {
+    const out = join(dir, 'tiles');
+    const run = cli(['sweep', '--over', 'tiles', '--impl', 'fused-split-q', '--base', '1,64,16', '--grid', 'BR=16;BC=16', '--repeats', '2', '--out', out, '-q']);
+    expect(run.code, run.stderr).toBe(0);
+    const file = readdirSync(out).find((f) => f.endsWith('-tiles.json')) as string;
+    const json = JSON.parse(readFileSync(join(out, file), 'utf8')) as TilesReport;
+    const study = json.rungs[0];
+    // The plan's largest square tiles: 32 on lavapipe (32 KiB of workgroup memory), 64 on a GPU with 48 KiB.
+    const T = study?.planned?.BR as number;
+    expect(study?.planned).toEqual({ BR: T, BC: T });
+    expect([study?.rows, study?.columns]).toEqual([[16, T], [16, T]]);
+    expect(study?.cells.map((c) => c.ms !== undefined && (c.maxError ?? 1) < 1e-5)).toEqual([true, true, true, true]);
+    expect(readdirSync(out).filter((f) => f.includes('-tiles.')).sort().map((f) => f.replace(/^.*-tiles/, ''))).toEqual(['.json', '.md', '.svg']);
   }, 600_000);
 });

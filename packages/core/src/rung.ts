@@ -67,6 +67,42 @@ export interface RungDefinition {
   prepareKernel?(env: RunEnv, shape: Shape): Promise<AttentionKernel>;
   /** The WGSL of a GPU rung's kernels (for the docs, the ladder's header checks and diffs between rungs). */
   readonly kernels?: readonly KernelSource[];
+  /** The two sizes of its plan a GPU rung lets the tile study set (`hw4-cli sweep --over tiles`), where it has them. */
+  readonly tiles?: RungTiles;
+}
+
+/** One tunable size of a rung's plan: an override constant of its kernel. */
+export interface TileAxis {
+  /** The override constant it sets: 'BR', 'BC', 'WG'. */
+  readonly name: string;
+  /** What it counts, for tables and charts: 'query rows per workgroup'. */
+  readonly meaning: string;
+  /** The values the study tries unless told others. */
+  readonly values: readonly number[];
+}
+
+/** What one choice of tile sizes asks of the GPU: the figures that decide how many workgroups share a compute unit. */
+export interface TileFootprint {
+  /** Workgroup memory the kernel declares with these sizes (as Dawn counts it). */
+  workgroupBytes: number;
+  /** Invocations per workgroup. */
+  invocations: number;
+  /** Workgroups of one batch (of the main dispatch). */
+  workgroupsPerBatch: number;
+  /** The plan in one line. */
+  summary: string;
+}
+
+/** A rung's tunable sizes, and the rung with other values of them than its plan's. */
+export interface RungTiles {
+  /** The rows and the columns of the study's grid. */
+  readonly axes: readonly [TileAxis, TileAxis];
+  /** The rung with `sizes` (a value for each axis, by name) in place of its plan's own; same id. */
+  withTiles(sizes: Readonly<Record<string, number>>): RungDefinition;
+  /** The footprint of `sizes` for `shape` here, or why they cannot run it. */
+  footprint(shape: Shape, env: RunEnv, sizes: Readonly<Record<string, number>>): TileFootprint | string;
+  /** The values of the axes the rung's own plan chooses for `shape` here, when it can run it. */
+  planned(shape: Shape, env: RunEnv): Record<string, number> | undefined;
 }
 
 /** A rung on the ladder. */

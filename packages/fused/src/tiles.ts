@@ -5,7 +5,7 @@
  * workgroup memory of a tile size is the kernel's own declarations, evaluated for it (`kernelWorkgroupBytes`).
  */
 import { formatBytes, type Shape } from '@fa/io';
-import { gpuHeadSizeSupport, kernelWorkgroupBytes, type GpuContext, type KernelSource, type SinglePassPlan } from '@fa/core';
+import { gpuHeadSizeSupport, kernelWorkgroupBytes, type GpuContext, type KernelSource, type SinglePassPlan, type TileStudy } from '@fa/core';
 
 export interface Tiles {
   /** Query rows per tile. */
@@ -52,17 +52,40 @@ export function largestTilesPlan(kernel: KernelSource, invocations: (tiles: Tile
   return (shape: Shape, gpu: GpuContext): SinglePassPlan | string => {
     const head = gpuHeadSizeSupport(shape);
     if (head !== true) return head;
-    const { N, d } = shape;
     const tiles = largestTilesFor(kernel, shape, gpu);
     if (typeof tiles === 'string') return tiles;
-    const Tr = Math.ceil(N / tiles.BR);
-    const WG = invocations(tiles, d);
-    return {
-      constants: { D: d, BR: tiles.BR, BC: tiles.BC, WG },
-      workgroups: (batches) => batches * Tr,
-      uniforms: (batches) => ({ N, batches, scale: 1 / Math.sqrt(d) }),
-      summary: `Br = ${tiles.BR}, Bc = ${tiles.BC}, ${WG} invocations`,
-    };
+    return tilesPlan(shape, tiles, invocations(tiles, shape.d));
+  };
+}
+
+/** The plan of a kernel of the family with given tiles and invocations: one workgroup per (batch, query tile). */
+export function tilesPlan({ N, d }: Shape, tiles: Tiles, WG: number): SinglePassPlan {
+  const Tr = Math.ceil(N / tiles.BR);
+  return {
+    constants: { D: d, BR: tiles.BR, BC: tiles.BC, WG },
+    workgroups: (batches) => batches * Tr,
+    uniforms: (batches) => ({ N, batches, scale: 1 / Math.sqrt(d) }),
+    summary: `Br = ${tiles.BR}, Bc = ${tiles.BC}, ${WG} invocations`,
+  };
+}
+
+/**
+ * The tile study of rung 7's kernel (`hw4-cli sweep --over tiles`): any Br up to its FUSED_WG invocations (one row
+ * statistic each) and any Bc, where the workgroup memory fits (the single-pass host checks it).
+ */
+export function splitQTileStudy(): TileStudy {
+  return {
+    axes: [
+      { name: 'BR', meaning: 'query rows per workgroup (Br)', values: [8, 16, 32, 64, 128] },
+      { name: 'BC', meaning: 'keys per tile (Bc)', values: [8, 16, 32, 64, 128] },
+    ],
+    plan: (shape, _gpu, { BR = 0, BC = 0 }) => {
+      const head = gpuHeadSizeSupport(shape);
+      if (head !== true) return head;
+      if (BR < 1 || BR > FUSED_WG) return `Br = ${BR}: one of the kernel's ${FUSED_WG} invocations computes each row's statistics, so 1 ≤ Br ≤ ${FUSED_WG}`;
+      if (BC < 1) return `Bc = ${BC}: at least one key per tile`;
+      return tilesPlan(shape, { BR, BC }, FUSED_WG);
+    },
   };
 }
 

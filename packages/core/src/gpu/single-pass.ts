@@ -10,7 +10,7 @@ import { formatBytes, type Shape } from '@fa/io';
 import { sequentialModel, type RoundingModel } from '../error-bound.js';
 import { UnsupportedShapeError } from '../errors.js';
 import type { GpuContext } from '../gpu-context.js';
-import type { RunEnv, RungDefinition } from '../rung.js';
+import type { RunEnv, RungDefinition, RungTiles, TileAxis } from '../rung.js';
 import { prepareAttentionRunner, type AttentionBuffers, type AttentionKernel } from './attention-runner.js';
 import { checked } from './errors.js';
 import { cachedLayout, computePipelines, type KernelSource } from './pipeline.js';
@@ -44,7 +44,7 @@ export interface FollowingDispatch {
   workgroups: (batches: number) => number;
 }
 
-export interface SinglePassRung extends Omit<RungDefinition, 'kind' | 'supports' | 'prepare' | 'kernels' | 'rounding'> {
+export interface SinglePassRung extends Omit<RungDefinition, 'kind' | 'supports' | 'prepare' | 'kernels' | 'rounding' | 'tiles'> {
   readonly kernel: KernelSource;
   /** The plan for `shape` on this adapter, or the reason the rung cannot run it. */
   plan(shape: Shape, gpu: GpuContext): SinglePassPlan | string;
@@ -53,6 +53,15 @@ export interface SinglePassRung extends Omit<RungDefinition, 'kind' | 'supports'
    * in tiles of the plan's BC keys, over `keyRanges(plan)` ranges).
    */
   rounding?(shape: Shape, plan: SinglePassPlan): RoundingModel;
+  /** The sizes of the plan the tile study may set, and the plan with them. */
+  readonly tiles?: TileStudy;
+}
+
+/** The two sizes of a single-pass rung's plan the tile study may set, and the plan with given values of them. */
+export interface TileStudy {
+  readonly axes: readonly [TileAxis, TileAxis];
+  /** The plan for `shape` with `sizes` (a value for each axis, by name) in place of the rung's own, or why not. */
+  plan(shape: Shape, gpu: GpuContext, sizes: Readonly<Record<string, number>>): SinglePassPlan | string;
 }
 
 /**
@@ -83,11 +92,15 @@ export function singlePassRung(rung: SinglePassRung): RungDefinition {
     if (!env.gpu) return 'needs a GPU';
     const plan = rung.plan(shape, env.gpu);
     if (typeof plan === 'string') return plan;
-    const limit = env.gpu.report.limits.maxComputeWorkgroupStorageSize;
+    const { maxComputeWorkgroupStorageSize: limit, maxComputeInvocationsPerWorkgroup: mostInvocations } = env.gpu.report.limits;
     // The workgroup memory the kernel declares with the plan's constants.
     const workgroupBytes = kernelWorkgroupBytes(rung.kernel.code, plan.constants);
     if (workgroupBytes > limit) {
       return `${plan.summary} needs ${formatBytes(workgroupBytes)} of workgroup memory, over this GPU's ${formatBytes(limit)}`;
+    }
+    const invocations = plan.constants.WG;
+    if (invocations !== undefined && invocations > mostInvocations) {
+      return `${plan.summary} needs ${invocations} invocations per workgroup, over this GPU's ${mostInvocations}`;
     }
     return plan;
   };
@@ -121,6 +134,37 @@ export function singlePassRung(rung: SinglePassRung): RungDefinition {
     prepareKernel: (env, shape) => {
       const { gpu, plan } = planned(env, shape);
       return singlePassKernel(rung, gpu, shape, plan);
+    },
+    ...(rung.tiles ? { tiles: rungTiles(rung, rung.tiles) } : {}),
+  };
+}
+
+/** The tile study's view of a rung: the rung with other sizes (its plan from `study`), and their footprint. */
+function rungTiles(rung: SinglePassRung, study: TileStudy): RungTiles {
+  const withTiles = (sizes: Readonly<Record<string, number>>): RungDefinition => {
+    const missing = study.axes.filter((axis) => sizes[axis.name] === undefined).map((axis) => axis.name);
+    if (missing.length > 0) throw new Error(`${rung.id}: the tile study needs a value for ${missing.join(' and ')}`);
+    return singlePassRung({ ...rung, tiles: undefined, plan: (shape, gpu) => study.plan(shape, gpu, sizes) });
+  };
+  return {
+    axes: study.axes,
+    withTiles,
+    footprint: (shape, env, sizes) => {
+      const allowed = withTiles(sizes).supports(shape, env);
+      if (allowed !== true) return allowed;
+      const plan = study.plan(shape, env.gpu as GpuContext, sizes) as SinglePassPlan;
+      return {
+        workgroupBytes: kernelWorkgroupBytes(rung.kernel.code, plan.constants),
+        invocations: plan.constants.WG ?? 1,
+        workgroupsPerBatch: plan.workgroups(1),
+        summary: plan.summary,
+      };
+    },
+    planned: (shape, env) => {
+      const plan = env.gpu ? rung.plan(shape, env.gpu) : 'needs a GPU';
+      if (typeof plan === 'string') return undefined;
+      const values = study.axes.map((axis) => [axis.name, plan.constants[axis.name]] as const);
+      return values.every(([, v]) => v !== undefined) ? Object.fromEntries(values as (readonly [string, number])[]) : undefined;
     },
   };
 }

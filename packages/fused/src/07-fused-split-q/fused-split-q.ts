@@ -3,7 +3,7 @@
  * fused.wgsl): O_i, ℓ_i and m_i stay in workgroup memory, so the plan binds no ℓ and m buffers.
  */
 import { singlePassRung } from '@fa/core';
-import { splitQPlan } from '../tiles.js';
+import { splitQPlan, splitQTileStudy } from '../tiles.js';
 import code from './fused-split-q.wgsl';
 
 const FUSED_SPLIT_Q_KERNEL = { label: 'fused-split-q.wgsl', code };
@@ -15,4 +15,5 @@ export const fusedSplitQ = singlePassRung({
   delta: 'Launches B·Tr workgroups instead of B and keeps O_i, ℓ_i, m_i in workgroup memory, written once at the end.',
   kernel: FUSED_SPLIT_Q_KERNEL,
   plan: splitQPlan(FUSED_SPLIT_Q_KERNEL),
+  tiles: splitQTileStudy(),
 });

@@ -6,7 +6,7 @@
  */
 import { formatBytes, type Shape } from '@fa/io';
 import { gpuHeadSizeSupport, singlePassRung, type GpuContext } from '@fa/core';
-import { tileBytes, type Tiles } from '@fa/fused';
+import { tileBytes, tilesPlan, type Tiles } from '@fa/fused';
 import { rowPerInvocation } from '../plans/row-per-invocation.js';
 import code from './q-registers.wgsl';
 
@@ -19,6 +19,8 @@ const Q_REGISTERS_ROWS = 64;
  * keys mean fewer barriers per key but fewer warps per SM. At most 64, the size of the kernel's score array.
  */
 const Q_REGISTERS_MAX_KEYS = 32;
+/** The length of the kernel's register row of scores (its MAX_BC): the most keys per tile it can hold. */
+const Q_REGISTERS_MAX_SCORES = 64;
 
 /** n split into ⌈n/most⌉ tiles of equal size (the last no smaller than the rest by more than one). */
 const balanced = (n: number, most: number): number => Math.ceil(n / Math.ceil(n / most));
@@ -48,13 +50,19 @@ export const qRegisters = singlePassRung({
     const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
     const tiles = qRegistersTiles(limit, d, N);
     if (!tiles) return `tiles for d = ${d} need ${formatBytes(tileBytes(Q_REGISTERS_KERNEL, d, { BR: balanced(N, Q_REGISTERS_ROWS), BC: 1 }))} of workgroup memory, over this GPU's ${formatBytes(limit)}`;
-    const Tr = Math.ceil(N / tiles.BR);
-    const WG = rowPerInvocation(tiles, d);
-    return {
-      constants: { D: d, BR: tiles.BR, BC: tiles.BC, WG },
-      workgroups: (batches) => batches * Tr,
-      uniforms: (batches) => ({ N, batches, scale: 1 / Math.sqrt(d) }),
-      summary: `Br = ${tiles.BR}, Bc = ${tiles.BC}, ${WG} invocations`,
-    };
+    return tilesPlan(shape, tiles, rowPerInvocation(tiles, d));
+  },
+  tiles: {
+    axes: [
+      { name: 'BR', meaning: 'query rows per workgroup (Br, one invocation each)', values: [16, 32, 64, 128, 256] },
+      { name: 'BC', meaning: 'keys per tile (Bc)', values: [8, 16, 32, 64] },
+    ],
+    plan: (shape, _gpu, { BR = 0, BC = 0 }) => {
+      const head = gpuHeadSizeSupport(shape);
+      if (head !== true) return head;
+      if (BR < 1) return `Br = ${BR}: at least one query row per workgroup`;
+      if (BC < 1 || BC > Q_REGISTERS_MAX_SCORES) return `Bc = ${BC}: each invocation holds a tile's scores in an array of ${Q_REGISTERS_MAX_SCORES}, so 1 ≤ Bc ≤ ${Q_REGISTERS_MAX_SCORES}`;
+      return tilesPlan(shape, { BR, BC }, rowPerInvocation({ BR, BC }, shape.d));
+    },
   },
 });

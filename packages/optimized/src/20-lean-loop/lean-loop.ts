@@ -3,7 +3,7 @@
  * scores as chains of multiply-adds, the shuffle levels written out, 16 keys per step where no shuffles are needed.
  */
 import { singlePassRung } from '@fa/core';
-import { leanLoopPlanFor, leanLoopRounding } from '../plans/lean-loop.js';
+import { leanLoopPlanFor, leanLoopRounding, leanLoopTileStudy } from '../plans/lean-loop.js';
 import code from './lean-loop.wgsl';
 
 const LEAN_LOOP_KERNEL = { label: 'lean-loop.wgsl', code };
@@ -19,4 +19,5 @@ export const leanLoop = singlePassRung({
   kernel: LEAN_LOOP_KERNEL,
   plan: leanLoopPlanFor,
   rounding: leanLoopRounding(LEAN_LOOP_KERNEL),
+  tiles: leanLoopTileStudy,
 });

@@ -12,6 +12,7 @@ import {
   type KernelSource,
   type RoundingModel,
   type SinglePassPlan,
+  type TileStudy,
 } from '@fa/core';
 import { splitKeysPlan } from './key-splits.js';
 import { ROW_SPLIT_LAYOUT, rowGroupTilesFor, rowSplitTiles, type RowGroupLayout, type RowSplitTiles } from './row-group.js';
@@ -38,6 +39,25 @@ export function leanLoopPlanFor(shape: Shape, gpu: GpuContext): SinglePassPlan |
   const tiles = rowGroupTilesFor(shape, gpu, LEAN_LOOP_LAYOUT, rowSplitTiles);
   return typeof tiles === 'string' ? tiles : leanLoopPlan(shape, tiles);
 }
+
+/**
+ * The tile study of a kernel with lean-loop's loop (`hw4-cli sweep --over tiles`): invocations per workgroup (so
+ * Br = WG/H·2 query rows) and keys per tile, with the plan's H, prefetch and key ranges; the layout's register bounds
+ * and the workgroup memory are checked as for the plan's own tiles.
+ */
+export const leanLoopTileStudy: TileStudy = {
+  axes: [
+    { name: 'WG', meaning: 'invocations per workgroup (Br = WG/H·2 query rows)', values: [32, 64, 128, 256] },
+    { name: 'BC', meaning: 'keys per tile (Bc, a multiple of 16)', values: [16, 32, 64, 128] },
+  ],
+  plan: (shape, gpu, { WG = 0, BC = 0 }) => {
+    const head = gpuHeadSizeSupport(shape);
+    if (head !== true) return head;
+    if (WG < 1 || BC < 1) return `WG = ${WG}, Bc = ${BC}: both at least 1`;
+    const tiles = rowGroupTilesFor(shape, gpu, LEAN_LOOP_LAYOUT, (H) => ({ ...rowSplitTiles(H), WG, BC }));
+    return typeof tiles === 'string' ? tiles : leanLoopPlan(shape, tiles);
+  },
+};
 
 /**
  * How a kernel with lean-loop's loop rounds: each step sums its KEYS products P̃·V apart before adding them to O, ℓ
