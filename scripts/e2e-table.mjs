@@ -3,8 +3,9 @@
 // (`hw4-cli INPUT OUTPUT`, default rung) several times and report the best process wall time beside the CLI's own
 // breakdown, and, with --torch, the best wall time of PyTorch's fp32 attention as a file-to-file program
 // (scripts/torch-attention.py) on the same input. Every output file is checked against the float64 oracle on 8 sampled
-// rows of every batch. Prints a markdown table with a total row; --md FILE also writes it.
-// Usage: node scripts/e2e-table.mjs [--cli PATH] [--repeats N] [--torch] [--python BIN] [--md FILE] [--dir DIR] [SHAPE ...]
+// rows of every batch. With --cuda BIN, also the best wall time of a CUDA program run as `BIN INPUT OUTPUT` (such as
+// scripts/cuda/hw4-attention.cu, built with nvcc). Prints a markdown table with a total row; --md FILE also writes it.
+// Usage: node scripts/e2e-table.mjs [--cli PATH] [--repeats N] [--torch] [--python BIN] [--cuda BIN] [--md FILE] [--dir DIR] [SHAPE ...]
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +29,7 @@ const repeats = Number(option('--repeats', '3'));
 const md = option('--md', undefined);
 const python = option('--python', 'python3');
 const torch = flag('--torch');
+const cuda = option('--cuda', undefined);
 const dir = mkdtempSync(join(option('--dir', tmpdir()), 'fa-e2e-'));
 const shapes = args.length > 0 ? args : ['13600,128,32', '10,2048,64', '500,2048,64', '4,32768,32', '2,32768,64', '26,32768,64'];
 const torchScript = new URL('torch-attention.py', import.meta.url).pathname;
@@ -55,6 +57,7 @@ const f = (x) => (x === undefined || x === null ? '—' : x.toFixed(3));
 const rows = [];
 let cliTotal = 0;
 let torchTotal = 0;
+let cudaTotal = 0;
 try {
   for (const shape of shapes) {
     const input = join(dir, 'in.bin');
@@ -78,11 +81,23 @@ try {
       torchTotal += bestMs;
       torchCells = [(bestMs / 1000).toFixed(3), (bestMs / best.ms).toFixed(2), check(input, output)];
     }
+    let cudaCells = [];
+    if (cuda) {
+      rmSync(output, { force: true });
+      let bestMs = Number.POSITIVE_INFINITY;
+      for (let r = 0; r < repeats; r++) {
+        const { ms, failed } = timed(cuda, [input, output], 'CUDA program');
+        if (failed) throw new Error(failed);
+        bestMs = Math.min(bestMs, ms);
+      }
+      cudaTotal += bestMs;
+      cudaCells = [(bestMs / 1000).toFixed(3), (bestMs / best.ms).toFixed(2), check(input, output)];
+    }
     cliTotal += best.ms;
     const s = best.summary.seconds;
     rows.push(
-      `| ${shape.replaceAll(',', '×')} | \`${best.summary.impl}\` | ${(best.ms / 1000).toFixed(3)} | ${torchCells.slice(0, 2).join(' | ')}${torch ? ' | ' : ''}` +
-        `${f(s.total)} | ${f(s.setup)} | ${f(s.stream)} | ${best.summary.chunks} | ${f(s.input)} | ${f(s.compute)} | ${f(s.gpu)} | ${f(s.output)} | ${f(s.overlap)} | ${ours}${torch ? ` | ${torchCells[2]}` : ''} |`,
+      `| ${shape.replaceAll(',', '×')} | \`${best.summary.impl}\` | ${(best.ms / 1000).toFixed(3)} | ${cudaCells.slice(0, 2).join(' | ')}${cuda ? ' | ' : ''}${torchCells.slice(0, 2).join(' | ')}${torch ? ' | ' : ''}` +
+        `${f(s.total)} | ${f(s.setup)} | ${f(s.stream)} | ${best.summary.chunks} | ${f(s.input)} | ${f(s.compute)} | ${f(s.gpu)} | ${f(s.output)} | ${f(s.overlap)} | ${ours}${cuda ? ` | ${cudaCells[2]}` : ''}${torch ? ` | ${torchCells[2]}` : ''} |`,
     );
     process.stderr.write(`${rows[rows.length - 1]}\n`);
     rmSync(input);
@@ -92,13 +107,14 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 const torchHead = torch ? ' PyTorch wall (s, best of ' + repeats + ') | PyTorch ÷ hw4-cli |' : '';
-const columns = 13 + (torch ? 3 : 0);
+const cudaHead = cuda ? ' CUDA wall (s, best of ' + repeats + ') | CUDA ÷ hw4-cli |' : '';
+const columns = 13 + (torch ? 3 : 0) + (cuda ? 3 : 0);
 const blanks = (n) => ' |'.repeat(n);
 const table = [
-  `| B×N×d | rung | hw4-cli wall (s, best of ${repeats}) |${torchHead} CLI total | setup | stream | chunks | input | compute | of which GPU | output | overlap | max error, 8 rows per batch |${torch ? ' PyTorch max error |' : ''}`,
+  `| B×N×d | rung | hw4-cli wall (s, best of ${repeats}) |${cudaHead}${torchHead} CLI total | setup | stream | chunks | input | compute | of which GPU | output | overlap | max error, 8 rows per batch |${cuda ? ' CUDA max error |' : ''}${torch ? ' PyTorch max error |' : ''}`,
   `|${'---|'.repeat(columns)}`,
   ...rows,
-  `| all ${shapes.length} | | **${(cliTotal / 1000).toFixed(3)}** |${torch ? ` **${(torchTotal / 1000).toFixed(3)}** | ${(torchTotal / cliTotal).toFixed(2)} |` : ''}${blanks(columns - (torch ? 5 : 3))}`,
+  `| all ${shapes.length} | | **${(cliTotal / 1000).toFixed(3)}** |${cuda ? ` **${(cudaTotal / 1000).toFixed(3)}** | ${(cudaTotal / cliTotal).toFixed(2)} |` : ''}${torch ? ` **${(torchTotal / 1000).toFixed(3)}** | ${(torchTotal / cliTotal).toFixed(2)} |` : ''}${blanks(columns - 3 - (torch ? 2 : 0) - (cuda ? 2 : 0))}`,
 ].join('\n');
 process.stdout.write(`${table}\n`);
 if (md) writeFileSync(md, `${table}\n`);

@@ -36,6 +36,7 @@ import { whileOpening } from '../fifo-opens.js';
 import { reporter, type Reporter } from '../output.js';
 import { checkParentAlive } from '../parent-watch.js';
 import { Progress } from '../progress.js';
+import { readEarly } from '../read-early.js';
 import { StatsWorkers } from '../stats-workers.js';
 import { seconds, textTable } from '../table.js';
 
@@ -76,6 +77,13 @@ export async function runCommand(args: string[]): Promise<number> {
     const writer = await whileOpening(outputPath, () => openOutput(outputPath));
     // Started now, so their threads come up while the GPU starts.
     const statsWorkers = StatsWorkers.forRun();
+    const chunkBatches = input.batchesPerChunk({ chunkBytes: chunkMb ? chunkMb * 2 ** 20 : chunkBytesFor() });
+    // Reading starts before the GPU does: the first chunks are read, and their statistics computed, while Dawn finds
+    // the adapter, creates the device and compiles the rung's pipelines. The runners are sized to these chunks; one
+    // that takes fewer batches per run computes a chunk in several runs (streamChunks).
+    const pool = new ChunkPool(statsWorkers !== undefined || chosen?.kind === 'cpu');
+    const statsOf = statsWorkers?.statsOf;
+    const early = readEarly(input.chunks({ batchesPerChunk: chunkBatches, allowNonFinite, pool, stats: true, ...(statsOf ? { statsOf } : {}) }));
     try {
       const tOpen = performance.now();
       const env = await makeEnv({ gpu: chosen === undefined || chosen.kind === 'gpu', threads });
@@ -83,7 +91,6 @@ export async function runCommand(args: string[]): Promise<number> {
       const rung = chosen ?? fastestRung(shape, env);
       const allowed = canRun(rung, shape, env);
       if (allowed !== true) throw new UsageError(`rung ${rung.id} cannot run ${formatShape(shape)} here: ${allowed}`);
-      const chunkBatches = input.batchesPerChunk({ chunkBytes: chunkMb ? chunkMb * 2 ** 20 : chunkBytesFor() });
       const runners = new Runners(env, shape, { maxBatchesPerRun: chunkBatches });
       const policy: AccuracyPolicy = {
         env,
@@ -99,13 +106,9 @@ export async function runCommand(args: string[]): Promise<number> {
       let result: StreamResult;
       let tSetup: number;
       try {
-        const first = await runners.get(rung);
+        await runners.get(rung);
         tSetup = performance.now();
-        const perChunk = Math.min(first.maxBatchesPerRun, chunkBatches);
-        const pool = new ChunkPool(first.prefersSharedInput === true || statsWorkers !== undefined);
-        const statsOf = statsWorkers?.statsOf;
-        const chunks = input.chunks({ batchesPerChunk: perChunk, allowNonFinite, pool, stats: true, ...(statsOf ? { statsOf } : {}) });
-        result = await streamThrough({ policy, runners, chunks, pool, writer, shape, progress, out, allowNonFinite });
+        result = await streamThrough({ policy, runners, chunks: early.chunks, pool, writer, shape, progress, out, allowNonFinite });
       } finally {
         progress.finish();
         await runners.dispose();
@@ -122,6 +125,8 @@ export async function runCommand(args: string[]): Promise<number> {
     } catch (error) {
       await writer.abort();
       throw error;
+    } finally {
+      await early.stop();
     }
   } finally {
     await input.close();
