@@ -8,13 +8,15 @@ import { SUBGROUP_MATRIX_FEATURE } from '@fa/tensor';
 import { UsageError } from './args.js';
 import type { Experiment } from './experiment.js';
 import { highPerformanceAdapter, requireFeatures, storage, timeDispatches } from './harness.js';
-import { subgroupMatrixRuns, TILES, WORKGROUPS } from './subgroup-matrix-kernels.js';
+import { designKernel, loopDesigns } from './subgroup-matrix-designs.js';
+import { subgroupMatrixRuns, TILES, WORKGROUPS, type SubgroupMatrixRun } from './subgroup-matrix-kernels.js';
 
 /**
  * Row strides of the f16 workgroup tiles, in elements (default 64 72). At 64 f16 (128 bytes) every row of a 16×16
  * fragment starts in the same bank; 72 (144 bytes) moves each row 4 banks on, so 8 rows cover all 32.
  */
 export function parseStrides(args: readonly string[]): number[] {
+  if (args.length === 1 && args[0] === 'designs') return [];
   const strides = args.map(Number);
   const wrong = args.find((_, k) => !(Number.isInteger(strides[k]) && (strides[k] as number) >= 64 && (strides[k] as number) % 8 === 0));
   if (wrong !== undefined) throw new UsageError(`stride ${wrong}: a multiple of 8, at least 64`);
@@ -33,7 +35,11 @@ interface SubgroupMatrixConfig {
 const REPEATS = 6;
 
 async function run(args: readonly string[], print: (line: string) => void): Promise<void> {
-  const runs = subgroupMatrixRuns(parseStrides(args));
+  // `designs`: the loop designs past the round trip (subgroup-matrix-designs.ts), the same work as the runs below.
+  const runs: SubgroupMatrixRun[] =
+    args[0] === 'designs'
+      ? loopDesigns().map((design) => ({ label: design.label, code: designKernel(design), workgroups: design.workgroups }))
+      : subgroupMatrixRuns(parseStrides(args));
   const adapter = await highPerformanceAdapter();
   const FEATURES: GPUFeatureName[] = ['shader-f16', 'subgroups', 'timestamp-query', SUBGROUP_MATRIX_FEATURE];
   requireFeatures(adapter, FEATURES);
@@ -72,8 +78,11 @@ async function run(args: readonly string[], print: (line: string) => void): Prom
 export const subgroupMatrixBench: Experiment = {
   name: 'subgroup-matrix-bench',
   summary: 'what f16 and i8 subgroup matrices deliver in a FlashAttention-shaped loop',
-  usage: '[STRIDE ...]',
+  usage: '[STRIDE ... | designs]',
   page: 'docs/subgroup-matrix-bench.md',
-  details: ['STRIDE: row stride of the f16 tiles in elements, a multiple of 8 from 64 (default 64 72)'],
+  details: [
+    'STRIDE: row stride of the f16 tiles in elements, a multiple of 8 from 64 (default 64 72)',
+    'designs: the f16 loop designs past the softmax round trip (more query rows per subgroup, pipelined S/P, the bound without barriers)',
+  ],
   run,
 };
