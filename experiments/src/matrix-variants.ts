@@ -43,12 +43,85 @@ export interface MatrixRungVariants {
   variants: Readonly<Record<string, Readonly<Record<string, number>>>>;
 }
 
+/**
+ * resident-o with its softmax reading S and writing P̃ four neighbouring keys at a time (each invocation's 16 keys of
+ * its row as 4 vectors of 4, the same halves and rotation by chunk): the design that doubled the elementwise pass in
+ * `subgroup-matrix-bench designs`. Edits the kernel's text; throws if the loops it replaces have changed.
+ */
+export function vectorSoftmax(code: string): string {
+  const scores = `    var sv: array<f32, 16>;   // BC / 2
+    var mx = LOWEST;
+    for (var k = 0u; k < BC / 2u; k++) {
+      let col = 2u * ((k + rot) % (BC / 2u)) + h;
+      sv[k] = LOWEST;
+      if (j * BC + col < N) { sv[k] = Sf[sBase + col]; }
+      mx = max(mx, sv[k]);
+    }`;
+  const weights = `    var sum = 0.0;
+    for (var k = 0u; k < BC / 2u; k++) {
+      let col = 2u * ((k + rot) % (BC / 2u)) + h;
+      let p = exp2(sv[k] - m);
+      sum += p;
+      let ph = hi1(p);
+      Ph[pBase + col] = f16(ph);
+      Pl[pBase + col] = f16(p - ph);
+    }`;
+  if (!code.includes(scores) || !code.includes(weights)) throw new Error('resident-o.wgsl: the softmax loops have changed; update vectorSoftmax');
+  return code
+    .replace(
+      scores,
+      `    var sv: array<vec4<f32>, 4>;   // BC / 8 chunks of 4 neighbouring keys
+    var mx = LOWEST;
+    for (var k = 0u; k < BC / 8u; k++) {
+      let col = 4u * (2u * ((k + rot) % (BC / 8u)) + h);
+      let at = sBase + col;
+      let key = vec4<u32>(j * BC + col) + vec4<u32>(0u, 1u, 2u, 3u);
+      let v = select(vec4<f32>(LOWEST), vec4<f32>(Sf[at], Sf[at + 1u], Sf[at + 2u], Sf[at + 3u]), key < vec4<u32>(N));
+      sv[k] = v;
+      mx = max(mx, max(max(v.x, v.y), max(v.z, v.w)));
+    }`,
+    )
+    .replace(
+      weights,
+      `    var sum = 0.0;
+    for (var k = 0u; k < BC / 8u; k++) {
+      let col = 4u * (2u * ((k + rot) % (BC / 8u)) + h);
+      let p = exp2(sv[k] - m);
+      sum += (p.x + p.y) + (p.z + p.w);
+      let ph = hi(p);
+      let pl = p - ph;
+      let at = pBase + col;
+      Ph[at] = f16(ph.x); Ph[at + 1u] = f16(ph.y); Ph[at + 2u] = f16(ph.z); Ph[at + 3u] = f16(ph.w);
+      Pl[at] = f16(pl.x); Pl[at + 1u] = f16(pl.y); Pl[at + 2u] = f16(pl.z); Pl[at + 3u] = f16(pl.w);
+    }`,
+    );
+}
+
+/**
+ * resident-o-vec4 with one product per multiply instead of three (Qh·Khᵀ and P̃h·Vh, the low parts staged but not
+ * used): what rung 24's loop would reach as a plain f16 kernel, an error of f16's order. Edits the kernel's text.
+ */
+export function plainF16(code: string): string {
+  const lowProducts = [
+    '      s0 = subgroupMatrixMultiplyAccumulate(ql[k], kh0, s0);\n',
+    '      s1 = subgroupMatrixMultiplyAccumulate(ql[k], kh1, s1);\n',
+    '      s0 = subgroupMatrixMultiplyAccumulate(qh[k], kl0, s0);\n',
+    '      s1 = subgroupMatrixMultiplyAccumulate(qh[k], kl1, s1);\n',
+    '        o[n] = subgroupMatrixMultiplyAccumulate(pl, vh, o[n]);\n',
+    '        o[n] = subgroupMatrixMultiplyAccumulate(ph, vl, o[n]);\n',
+  ];
+  if (lowProducts.some((line) => !code.includes(line))) throw new Error('resident-o.wgsl: the products have changed; update plainF16');
+  return lowProducts.reduce((text, line) => text.replace(line, ''), code);
+}
+
 /** o added to O in f32 registers every tile, every 2, 4 or 16 tiles, or never (the rung: every 8). */
 const FLUSHES = { 'flush-1': { FLUSH: 1 }, 'flush-2': { FLUSH: 2 }, 'flush-4': { FLUSH: 4 }, 'flush-16': { FLUSH: 16 }, 'never-flush': { FLUSH: 0x40000000 } };
 
 export const MATRIX_RUNGS: Readonly<Record<string, MatrixRungVariants>> = {
   'staged-matrix': { code: STAGED_MATRIX_KERNEL.code, plan: subgroupPlan(STAGED_MATRIX_KERNEL), variants: { kernel: {} } },
   'resident-o': { code: RESIDENT_O_KERNEL.code, plan: subgroupPlan(RESIDENT_O_KERNEL), variants: { kernel: {}, ...FLUSHES } },
+  'resident-o-vec4': { code: vectorSoftmax(RESIDENT_O_KERNEL.code), plan: subgroupPlan(RESIDENT_O_KERNEL), variants: { kernel: {} } },
+  'resident-o-f16': { code: plainF16(vectorSoftmax(RESIDENT_O_KERNEL.code)), plan: subgroupPlan(RESIDENT_O_KERNEL), variants: { kernel: {} } },
 };
 
 
@@ -115,7 +188,7 @@ async function run(args: readonly string[], print: (line: string) => void): Prom
 
 export const matrixVariants: Experiment = {
   name: 'matrix-variants',
-  summary: 'the kernel of rung 23 or 24 and variants of its override constants (resident-o: FLUSH)',
+  summary: 'the kernel of rung 23 or 24 and variants of its override constants (resident-o: FLUSH), or of its softmax (resident-o-vec4) and products (resident-o-f16)',
   usage: 'RUNG VARIANT [B,N,d]',
   page: 'docs/rungs/23-staged-matrix.md, docs/rungs/24-resident-o.md',
   details: [`variants: ${variantLists()}`, 'default shape 100,2048,64; one variant per process'],

@@ -216,7 +216,7 @@ describe('the teaching page in real browsers', () => {
           underLeanLoop: [...ul.querySelectorAll('li[data-rung="lean-loop"] > ul > li')].map((li) => (li as HTMLElement).dataset.rung),
         }));
         expect(tree.branches).toEqual(['trunk', 'matrix-unit branch', 'fp32 branch']);
-        expect(tree.matrixUnit).toEqual(['f16-matrix', 'compensated-matrix', 'staged-matrix', 'resident-o']);
+        expect(tree.matrixUnit).toEqual(['f16-matrix', 'compensated-matrix', 'staged-matrix', 'resident-o', 'f16-resident']);
         expect(tree.underLeanLoop).toEqual(['four-rows', 'split-softmax']);
 
         // Rung 23 grows from rung 17, past the fp32 branch: its diff is against rung 17's kernel.

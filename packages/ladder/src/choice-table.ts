@@ -5,7 +5,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
   {
     "vendor": "nvidia",
     "device": "nvidia-h100-80gb-hbm3",
-    "source": "docs/bench/nvidia-nvidia-h100-80gb-hbm3.json (2026-11-24)",
+    "source": "docs/bench/nvidia-nvidia-h100-80gb-hbm3.json (2026-11-24, 2026-11-25)",
     "classes": [
       {
         "shapeClass": "N ≤ 256, d ≤ 32",
@@ -58,7 +58,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "fused-maxsmem",
           "fused"
         ],
-        "evidence": "10×2048×64: resident-o 0.299 ms, staged-matrix 0.304 ms; 500×2048×64: resident-o 11.6 ms, staged-matrix 11.8 ms"
+        "evidence": "10×2048×64: resident-o 0.292 ms, staged-matrix 0.304 ms; 500×2048×64: resident-o 11.4 ms, staged-matrix 11.8 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 32",
@@ -67,8 +67,8 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "split-softmax",
           "split-keys",
           "row-split",
-          "staged-matrix",
           "resident-o",
+          "staged-matrix",
           "four-rows",
           "prefetch",
           "register-tiles",
@@ -98,7 +98,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "four-rows",
           "prefetch"
         ],
-        "evidence": "2×32768×64: resident-o 10.9 ms, staged-matrix 11.1 ms; 26×32768×64: resident-o 138.3 ms, staged-matrix 139.0 ms; 2×32767×64: resident-o 11.0 ms, staged-matrix 11.0 ms; 2×8192×36: lean-loop 0.661 ms, split-softmax 0.670 ms"
+        "evidence": "2×32768×64: resident-o 10.8 ms, staged-matrix 11.1 ms; 26×32768×64: resident-o 135.9 ms, staged-matrix 139.0 ms; 2×32767×64: resident-o 11.0 ms, staged-matrix 11.0 ms; 2×8192×36: lean-loop 0.661 ms, split-softmax 0.670 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 128",

@@ -22,7 +22,7 @@ import {
   vec4,
 } from '@fa/optimized';
 import { cpu, seqAttention, seqFlash } from '@fa/reference/node';
-import { compensatedMatrix, f16Matrix, residentO, stagedMatrix } from '@fa/tensor';
+import { compensatedMatrix, f16Matrix, f16Resident, residentO, stagedMatrix } from '@fa/tensor';
 import { chooseRung } from './choice.js';
 
 /** The rungs in ladder order; a rung's number is its place here. */
@@ -51,6 +51,7 @@ const RUNGS: readonly RungDefinition[] = [
   splitSoftmax,
   stagedMatrix,
   residentO,
+  f16Resident,
 ];
 
 export const LADDER: readonly Rung[] = RUNGS.map((rung, k) => ({ ...rung, index: k + 1 }));

@@ -1,5 +1,5 @@
 /**
- * The plan of the staged tensor-core rungs 23-24: NSG subgroups of 16 query rows each share the K and V tiles staged in
+ * The plan of the staged tensor-core rungs 23-25: NSG subgroups of 16 query rows each share the K and V tiles staged in
  * workgroup memory, as many as the kernel's declared workgroup memory lets fit the adapter.
  */
 import type { KernelSource } from '@fa/core';
