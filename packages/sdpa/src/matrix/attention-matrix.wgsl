@@ -69,10 +69,6 @@ fn hi(x: vec4<f32>) -> vec4<f32> {
   return bitcast<vec4<f32>>((bitcast<vec4<u32>>(x) + vec4<u32>(0x1000u)) & vec4<u32>(0xffffe000u));
 }
 
-fn hi1(x: f32) -> f32 {
-  return bitcast<f32>((bitcast<u32>(x) + 0x1000u) & 0xffffe000u);
-}
-
 // Four values into KV at `at` as f16; with PARTS = 2 their high parts there and their low parts `low` halves later.
 fn put4(at: u32, x: vec4<f32>, low: u32) {
   var h = x;
@@ -234,14 +230,20 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     // Lk or a mask crosses the tile, each score gets its exact test.
     let checked = params.mask == 1u || (params.blocks == 1u && params.blockTiles == 0u) || key0 + BC > Lk ||
                   i32(key0) < allFirst || i32(key0 + BC - 1u) > allLast;
-    var sv: array<f32, 16>;   // BC / 2
+    // The invocation's 16 keys are four vectors of four neighbouring keys, as rung 25 reads them: a quarter of the
+    // index arithmetic, and loads and stores the compiler can merge.
+    var sv: array<vec4<f32>, 4>;   // BC / 8
     var mx = LOWEST;
-    for (var x = 0u; x < BC / 2u; x++) {
-      let col = 2u * ((x + rot) % (BC / 2u)) + h;
-      var s = Sf[sBase + col] * sScale;
-      if (checked) { s = maskedScore(s, bm, hq, rowQ, key0 + col, Lk); }
+    for (var x = 0u; x < BC / 8u; x++) {
+      let col = 4u * (2u * ((x + rot) % (BC / 8u)) + h);
+      var s = sf4(sBase + col) * sScale;
+      if (checked) {
+        let j = key0 + col;
+        s = vec4<f32>(maskedScore(s.x, bm, hq, rowQ, j, Lk), maskedScore(s.y, bm, hq, rowQ, j + 1u, Lk),
+                      maskedScore(s.z, bm, hq, rowQ, j + 2u, Lk), maskedScore(s.w, bm, hq, rowQ, j + 3u, Lk));
+      }
       sv[x] = s;
-      mx = max(mx, s);
+      mx = max(mx, max(max(s.x, s.y), max(s.z, s.w)));
     }
     mx = max(mx, subgroupShuffleXor(mx, 1u));
     var alpha = 1.0;
@@ -252,16 +254,26 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       if (step > nBegin) { shared4.z = step; }   // O holds earlier tiles: flush it, times α, before this one is added
     }
     var sum = 0.0;
-    for (var x = 0u; x < BC / 2u; x++) {
-      let col = 2u * ((x + rot) % (BC / 2u)) + h;
+    for (var x = 0u; x < BC / 8u; x++) {
+      let at = pBase + 4u * (2u * ((x + rot) % (BC / 8u)) + h);
       let p = exp2(sv[x] - m);
-      sum += p;
+      sum += (p.x + p.y) + (p.z + p.w);
       if (PARTS == 2u) {
-        let ph = hi1(p);
-        Ph[pBase + col] = f16(ph);
-        Pl[pBase + col] = f16(p - ph);
+        let ph = hi(p);
+        let pl = p - ph;
+        Ph[at] = f16(ph.x);
+        Ph[at + 1u] = f16(ph.y);
+        Ph[at + 2u] = f16(ph.z);
+        Ph[at + 3u] = f16(ph.w);
+        Pl[at] = f16(pl.x);
+        Pl[at + 1u] = f16(pl.y);
+        Pl[at + 2u] = f16(pl.z);
+        Pl[at + 3u] = f16(pl.w);
       } else {
-        Ph[pBase + col] = f16(p);
+        Ph[at] = f16(p.x);
+        Ph[at + 1u] = f16(p.y);
+        Ph[at + 2u] = f16(p.z);
+        Ph[at + 3u] = f16(p.w);
       }
     }
     l += sum;
