@@ -69,29 +69,28 @@ try {
       if (!best || ms < best.ms) best = { ms, summary: JSON.parse(stdout) };
     }
     const ours = check(input, output);
-    let torchCells = [];
-    if (torch) {
+    /** Another program's best wall time over `repeats` runs on this input, and its cells: seconds, ratio, check. */
+    const program = (command, argv, what) => {
       rmSync(output, { force: true });
       let bestMs = Number.POSITIVE_INFINITY;
       for (let r = 0; r < repeats; r++) {
-        const { ms, failed } = timed(python, [torchScript, input, output], 'torch-attention.py');
+        const { ms, failed } = timed(command, argv, what);
         if (failed) throw new Error(failed);
         bestMs = Math.min(bestMs, ms);
       }
+      return { bestMs, cells: [(bestMs / 1000).toFixed(3), (bestMs / best.ms).toFixed(2), check(input, output)] };
+    };
+    let torchCells = [];
+    if (torch) {
+      const { bestMs, cells } = program(python, [torchScript, input, output], 'torch-attention.py');
       torchTotal += bestMs;
-      torchCells = [(bestMs / 1000).toFixed(3), (bestMs / best.ms).toFixed(2), check(input, output)];
+      torchCells = cells;
     }
     let cudaCells = [];
     if (cuda) {
-      rmSync(output, { force: true });
-      let bestMs = Number.POSITIVE_INFINITY;
-      for (let r = 0; r < repeats; r++) {
-        const { ms, failed } = timed(cuda, [input, output], 'CUDA program');
-        if (failed) throw new Error(failed);
-        bestMs = Math.min(bestMs, ms);
-      }
+      const { bestMs, cells } = program(cuda, [input, output], 'CUDA program');
       cudaTotal += bestMs;
-      cudaCells = [(bestMs / 1000).toFixed(3), (bestMs / best.ms).toFixed(2), check(input, output)];
+      cudaCells = cells;
     }
     cliTotal += best.ms;
     const s = best.summary.seconds;

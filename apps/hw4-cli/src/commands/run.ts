@@ -81,6 +81,7 @@ export async function runCommand(args: string[]): Promise<number> {
     // Reading starts before the GPU does: the first chunks are read, and their statistics computed, while Dawn finds
     // the adapter, creates the device and compiles the rung's pipelines. The runners are sized to these chunks; one
     // that takes fewer batches per run computes a chunk in several runs (streamChunks).
+    // Shared memory where worker threads read the chunks: the statistics workers, or a CPU rung named with --impl.
     const pool = new ChunkPool(statsWorkers !== undefined || chosen?.kind === 'cpu');
     const statsOf = statsWorkers?.statsOf;
     const early = readEarly(input.chunks({ batchesPerChunk: chunkBatches, allowNonFinite, pool, stats: true, ...(statsOf ? { statsOf } : {}) }));

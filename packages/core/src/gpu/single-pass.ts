@@ -87,23 +87,28 @@ function keyRangeModel(shape: Shape, plan: SinglePassPlan, kernel: KernelSource)
 const STANDARD_BINDINGS = ['qkv', 'O', 'params'] as const;
 
 /** A rung definition (all but its ladder position) from a single-pass description. */
+/**
+ * The plan `planOf` gives for a shape here, checked against this adapter: the workgroup memory the kernel declares with
+ * the plan's constants, and its invocations per workgroup (WG). The reason when it cannot run.
+ */
+function checkedPlan(kernel: KernelSource, planOf: SinglePassRung['plan'], shape: Shape, env: RunEnv): SinglePassPlan | string {
+  if (!env.gpu) return 'needs a GPU';
+  const plan = planOf(shape, env.gpu);
+  if (typeof plan === 'string') return plan;
+  const { maxComputeWorkgroupStorageSize: limit, maxComputeInvocationsPerWorkgroup: mostInvocations } = env.gpu.report.limits;
+  const workgroupBytes = kernelWorkgroupBytes(kernel.code, plan.constants);
+  if (workgroupBytes > limit) {
+    return `${plan.summary} needs ${formatBytes(workgroupBytes)} of workgroup memory, over this GPU's ${formatBytes(limit)}`;
+  }
+  const invocations = plan.constants.WG;
+  if (invocations !== undefined && invocations > mostInvocations) {
+    return `${plan.summary} needs ${invocations} invocations per workgroup, over this GPU's ${mostInvocations}`;
+  }
+  return plan;
+}
+
 export function singlePassRung(rung: SinglePassRung): RungDefinition {
-  const planFor = (shape: Shape, env: RunEnv): SinglePassPlan | string => {
-    if (!env.gpu) return 'needs a GPU';
-    const plan = rung.plan(shape, env.gpu);
-    if (typeof plan === 'string') return plan;
-    const { maxComputeWorkgroupStorageSize: limit, maxComputeInvocationsPerWorkgroup: mostInvocations } = env.gpu.report.limits;
-    // The workgroup memory the kernel declares with the plan's constants.
-    const workgroupBytes = kernelWorkgroupBytes(rung.kernel.code, plan.constants);
-    if (workgroupBytes > limit) {
-      return `${plan.summary} needs ${formatBytes(workgroupBytes)} of workgroup memory, over this GPU's ${formatBytes(limit)}`;
-    }
-    const invocations = plan.constants.WG;
-    if (invocations !== undefined && invocations > mostInvocations) {
-      return `${plan.summary} needs ${invocations} invocations per workgroup, over this GPU's ${mostInvocations}`;
-    }
-    return plan;
-  };
+  const planFor = (shape: Shape, env: RunEnv): SinglePassPlan | string => checkedPlan(rung.kernel, (s, gpu) => rung.plan(s, gpu), shape, env);
   /** The GPU and the plan for a shape, or the reason there is none, thrown. */
   const planned = (env: RunEnv, shape: Shape): { gpu: GpuContext; plan: SinglePassPlan } => {
     const plan = planFor(shape, env);
@@ -141,18 +146,18 @@ export function singlePassRung(rung: SinglePassRung): RungDefinition {
 
 /** The tile study's view of a rung: the rung with other sizes (its plan from `study`), and their footprint. */
 function rungTiles(rung: SinglePassRung, study: TileStudy): RungTiles {
-  const withTiles = (sizes: Readonly<Record<string, number>>): RungDefinition => {
+  /** The study's plan with `sizes`, after checking that it names a value for each axis. */
+  const planWith = (sizes: Readonly<Record<string, number>>): SinglePassRung['plan'] => {
     const missing = study.axes.filter((axis) => sizes[axis.name] === undefined).map((axis) => axis.name);
     if (missing.length > 0) throw new Error(`${rung.id}: the tile study needs a value for ${missing.join(' and ')}`);
-    return singlePassRung({ ...rung, tiles: undefined, plan: (shape, gpu) => study.plan(shape, gpu, sizes) });
+    return (shape, gpu) => study.plan(shape, gpu, sizes);
   };
   return {
     axes: study.axes,
-    withTiles,
+    withTiles: (sizes) => singlePassRung({ ...rung, tiles: undefined, plan: planWith(sizes) }),
     footprint: (shape, env, sizes) => {
-      const allowed = withTiles(sizes).supports(shape, env);
-      if (allowed !== true) return allowed;
-      const plan = study.plan(shape, env.gpu as GpuContext, sizes) as SinglePassPlan;
+      const plan = checkedPlan(rung.kernel, planWith(sizes), shape, env);
+      if (typeof plan === 'string') return plan;
       return {
         workgroupBytes: kernelWorkgroupBytes(rung.kernel.code, plan.constants),
         invocations: plan.constants.WG ?? 1,
