@@ -1,9 +1,10 @@
 /**
  * Times the kernel of a tensor-core rung from rung 23 on (its convert and main passes in one compute pass) and
  * variants of it, one variant per process, on random ±3 data, and checks the output against a float64 computation on
- * sampled rows. A variant is the rung's plan for the shape (its override constants) with some of them set otherwise:
- * resident-o's FLUSH (tiles accumulated in the matrix units between additions to O). The knock-outs and other loop
- * changes the rungs' pages also record edited the kernels' text; they are no longer built (experiments/README.md).
+ * sampled rows. A variant is the rung's plan for the shape (its override constants) with some of them set otherwise
+ * (resident-o's FLUSH; f16-resident's NSG, BC, OW, SO and FLUSH), of a kernel whose text is the rung's or an edit of it:
+ * a design (resident-o-vec4, f16-resident-in-place, ...) or a bound that leaves part of the work out (f16-resident-
+ * unstaged). Older knock-outs the rungs' pages record are no longer built (experiments/README.md).
  * Needs a GPU with f16 subgroup matrices (an H100 through Dawn with allow_unsafe_apis and vulkan_enable_f16_on_nvidia).
  * Prints: B×N×d, the rung and variant, the best of 3 timed runs after a warm-up, TFLOP/s (4·B·N²·d flops) and the max
  * abs error on 18 rows of the first and last batch. The data repeat every 2^20 values, so where N·d is a multiple of
@@ -11,7 +12,7 @@
  * Dawn sometimes crashed when a second shape was run in the same process, hence one variant and shape per process.
  */
 import type { Shape } from '@fa/io';
-import { RESIDENT_O_KERNEL, STAGED_MATRIX_KERNEL, SUBGROUP_MATRIX_FEATURE, subgroupPlan } from '@fa/tensor';
+import { F16_RESIDENT_KERNEL, RESIDENT_O_KERNEL, STAGED_MATRIX_KERNEL, SUBGROUP_MATRIX_FEATURE, subgroupPlan } from '@fa/tensor';
 import { atMost, parseShape, shapeLabel, UsageError, type ShapeArg } from './args.js';
 import type { Experiment } from './experiment.js';
 import {
@@ -39,6 +40,8 @@ interface MatrixPlanLike {
 export interface MatrixRungVariants {
   code: string;
   plan: (shape: Shape, workgroupLimit: number) => MatrixPlanLike;
+  /** How `main` reads the scratch buffer (the name of its binding): `qkv16v` unless given. */
+  mainReads?: 'qkv16' | 'qkv16v';
   /** Each variant's override constants over the plan's (`kernel`: none, the rung as it runs). */
   variants: Readonly<Record<string, Readonly<Record<string, number>>>>;
 }
@@ -114,6 +117,183 @@ export function plainF16(code: string): string {
   return lowProducts.reduce((text, line) => text.replace(line, ''), code);
 }
 
+/**
+ * f16-resident's tile shapes and flushes: 8 or 2 subgroups per workgroup instead of 4 (NSG), tiles of 64 keys instead
+ * of 32 (BC), o passed through S tiles d columns wide in one round instead of BC-wide tiles in d / BC rounds (OW), S
+ * rows of 40 floats instead of 36 (SO), and o added to O every 8 or 32 tiles as well as when a row's m_i moves (FLUSH).
+ */
+const F16_RESIDENT_VARIANTS = {
+  kernel: {},
+  'one-round': { OW: 64 },
+  'flush-8': { FLUSH: 8 },
+  'flush-32': { FLUSH: 32 },
+  'nsg-8': { NSG: 8 },
+  'nsg-2': { NSG: 2 },
+  'bc-64': { BC: 64 },
+  'so-40': { SO: 40 },
+};
+
+/**
+ * A bound, not a kernel: f16-resident without the copies of K_j and V_j into workgroup memory (every tile multiplies
+ * whatever the tiles hold), to measure what staging them costs. Its errors are meaningless.
+ */
+export function withoutStaging(code: string): string {
+  const barrier = code.indexOf('    workgroupBarrier();  // S is in Sf');
+  const softmax = code.indexOf('    // Online softmax');
+  if (barrier < 0 || softmax < barrier) throw new Error('f16-resident.wgsl: the loop has changed; update withoutStaging');
+  return code.slice(0, code.indexOf('\n', barrier) + 1) + '\n' + code.slice(softmax);
+}
+
+/**
+ * resident-o with its S tiles BC columns wide (OW = BC) instead of max(BC, d): o passes through them in rounds of OW
+ * columns at a flush and at the end. At d = 64 that halves Sf, so more workgroups fit an SM; the change f16-resident
+ * made. Edits the kernel's text; throws if the parts it replaces have changed.
+ */
+export function flushInRounds(code: string): string {
+  const edits: [string, string][] = [
+    ['override SO: u32 = max(BC, D) + 4u;  // row stride of a subgroup\'s S tile and of o in a flush (f32)',
+      'override OW: u32 = min(BC, D);\noverride SO: u32 = max(BC, OW) + 4u;'],
+    [`      for (var n = 0u; n < DK; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n], SO); }
+      workgroupBarrier();
+      for (var k = 0u; k < D / 2u; k++) {
+        oRow[k] = (oRow[k] + Sf[sBase + 2u * ((k + rot) % (D / 2u)) + h]) * alpha;
+      }
+`, `      for (var n0 = 0u; n0 < DK; n0 += OW / 16u) {
+        if (n0 > 0u) { workgroupBarrier(); }
+        for (var n = 0u; n < OW / 16u; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n0 + n], SO); }
+        workgroupBarrier();
+        for (var k = 0u; k < OW / 2u; k++) {
+          oRow[8u * n0 + k] = (oRow[8u * n0 + k] + Sf[sBase + 2u * ((k + rot) % (OW / 2u)) + h]) * alpha;
+        }
+      }
+`],
+    [`  workgroupBarrier();  // every subgroup has read its last S tile
+  for (var n = 0u; n < DK; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n], SO); }
+  workgroupBarrier();
+  let inv = 1.0 / (l + subgroupShuffleXor(l, 1u));
+  let row = row0 + r;
+  if (row < N) {
+    for (var k = 0u; k < D / 2u; k++) {
+      let col = 2u * ((k + rot) % (D / 2u)) + h;
+      O[(b * N + row) * D + col] = (oRow[k] + Sf[sBase + col]) * inv;
+    }
+  }`, `  let inv = 1.0 / (l + subgroupShuffleXor(l, 1u));
+  let row = row0 + r;
+  for (var n0 = 0u; n0 < DK; n0 += OW / 16u) {
+    workgroupBarrier();
+    for (var n = 0u; n < OW / 16u; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n0 + n], SO); }
+    workgroupBarrier();
+    if (row < N) {
+      for (var k = 0u; k < OW / 2u; k++) {
+        let col = 2u * ((k + rot) % (OW / 2u)) + h;
+        O[(b * N + row) * D + 16u * n0 + col] = (oRow[8u * n0 + k] + Sf[sBase + col]) * inv;
+      }
+    }
+  }`],
+  ];
+  for (const [from] of edits) if (!code.includes(from)) throw new Error('resident-o.wgsl: the flush has changed; update flushInRounds');
+  return edits.reduce((text, [from, to]) => text.replace(from, to), code);
+}
+
+/**
+ * f16-resident with O kept in the matrix units for the whole key loop: no oRow registers and no periodic flush. When a
+ * row's m_i moves, o passes through the S tiles, each invocation multiplies its own elements by α there, and the
+ * fragments are loaded back. Edits the kernel's text; throws if the parts it replaces have changed.
+ */
+export function inPlaceRescale(code: string): string {
+  const flushStart = code.indexOf('    if (moved || (FLUSH > 0u && j % max(FLUSH, 1u) == 0u && j > 0u)) {');
+  const flushEnd = code.indexOf('    // o += P̃ V_j.');
+  const rowDeclaration = code.indexOf('  var oRow: array<f32, 64>;');
+  const rowInit = code.indexOf('  for (var k = 0u; k < D / 2u; k++) { oRow[k] = 0.0; }\n');
+  const output = '(oRow[8u * n0 + k] + Sf[sBase + col]) * inv';
+  if (flushStart < 0 || flushEnd < flushStart || rowDeclaration < 0 || rowInit < rowDeclaration || !code.includes(output)) {
+    throw new Error('f16-resident.wgsl: the flush has changed; update inPlaceRescale');
+  }
+  const rescale = `    if (moved) {
+      for (var n0 = 0u; n0 < DK; n0 += OW / 16u) {
+        if (n0 > 0u) { workgroupBarrier(); }
+        for (var n = 0u; n < OW / 16u; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n0 + n], SO); }
+        workgroupBarrier();
+        for (var k = 0u; k < OW / 2u; k++) {
+          let at = sBase + 2u * ((k + rot) % (OW / 2u)) + h;
+          Sf[at] = Sf[at] * alpha;
+        }
+        workgroupBarrier();
+        for (var n = 0u; n < OW / 16u; n++) { o[n0 + n] = subgroupMatrixLoad<A, row_major>(&Sf, 16u * sg * SO + 16u * n, SO); }
+      }
+    }
+
+`;
+  const rowEnd = rowInit + '  for (var k = 0u; k < D / 2u; k++) { oRow[k] = 0.0; }\n'.length;
+  return (code.slice(0, rowDeclaration) + code.slice(rowEnd, flushStart) + rescale + code.slice(flushEnd)).replace(output, 'Sf[sBase + col] * inv');
+}
+
+/**
+ * f16-resident without workgroup tiles of K and V: every subgroup loads its Q, K_j and V_j fragments straight from the
+ * scratch buffer with subgroupMatrixLoad (as rung 16 does), so the copies, their index arithmetic and the 16-bit stores
+ * go. Measures what matrix loads from a storage buffer cost without Dawn's bounds checks. Binds `qkv16` in `main`.
+ */
+export function directFragments(code: string): string {
+  const cut = (text: string, from: string, to: string, by = ''): string => {
+    const a = text.indexOf(from);
+    const b = text.indexOf(to, a);
+    if (a < 0 || b < 0) throw new Error(`f16-resident.wgsl: no \`${from.trim()}\`; update directFragments`);
+    return text.slice(0, a) + by + text.slice(b);
+  };
+  const swap = (text: string, from: string, to: string): string => {
+    if (!text.includes(from)) throw new Error(`f16-resident.wgsl: no \`${from}\`; update directFragments`);
+    return text.replace(from, to);
+  };
+  let text = cut(code, '  // Q_i through KV', '  // This invocation', `  let row0 = i * BR + 16u * sg;
+  var q: array<L, DK_MAX>;
+  for (var k = 0u; k < DK; k++) { q[k] = subgroupMatrixLoad<L, row_major>(&qkv16, q0 + row0 * D + 16u * k, D); }
+
+`);
+  text = cut(text, '  // K_0 into KV now', '  for (var j = 0u; j < Tc; j++) {', '  let Tc = (N + BC - 1u) / BC;\n');
+  text = cut(text, '    // V_j into KV', '    // S = Q_i K_jᵀ');
+  text = cut(text, '    // K_(j+1) into KV.', '    // Online softmax');
+  text = swap(text, 'subgroupMatrixLoad<R, col_major>(&KV, 16u * c * KS + 16u * k, KS)',
+    'subgroupMatrixLoad<R, col_major>(&qkv16, q0 + params.NP * D + (j * BC + 16u * c) * D + 16u * k, D)');
+  text = swap(text, 'subgroupMatrixLoad<R, row_major>(&KV, KT + 16u * c * KS + 16u * n, KS)',
+    'subgroupMatrixLoad<R, row_major>(&qkv16, q0 + 2u * params.NP * D + (j * BC + 16u * c) * D + 16u * n, D)');
+  return text;
+}
+
+/**
+ * f16-resident with O between flushes kept in the output buffer instead of in oRow registers (32 per invocation at
+ * d = 64, 64 at d = 128): a flush adds o to the row's O in memory, times α, and the end adds the last o and divides by
+ * ℓ. Flushes are rare (only when some row's m_i moves, with FLUSH never), so the memory traffic is too. Edits the
+ * kernel's text; throws if the parts it replaces have changed.
+ */
+export function outputAsAccumulator(code: string): string {
+  const edits: [string, string][] = [
+    ['  var oRow: array<f32, 64>;', '  var flushed = false;                  // whether O in memory holds earlier flushes (uniform)\n  // '],
+    ['  for (var k = 0u; k < D / 2u; k++) { oRow[k] = 0.0; }\n', ''],
+    [`        for (var k = 0u; k < OW / 2u; k++) {
+          oRow[8u * n0 + k] = (oRow[8u * n0 + k] + Sf[sBase + 2u * ((k + rot) % (OW / 2u)) + h]) * alpha;
+        }
+      }
+      for (var n = 0u; n < DK; n++) { o[n] = A(); }
+`, `        if (row0 + r < N) {
+          for (var k = 0u; k < OW / 2u; k++) {
+            let col = 2u * ((k + rot) % (OW / 2u)) + h;
+            let at = (b * N + row0 + r) * D + 16u * n0 + col;
+            var sum = Sf[sBase + col];
+            if (flushed) { sum += O[at]; }
+            O[at] = sum * alpha;
+          }
+        }
+      }
+      flushed = true;
+      for (var n = 0u; n < DK; n++) { o[n] = A(); }
+`],
+    ['        O[(b * N + row) * D + 16u * n0 + col] = (oRow[8u * n0 + k] + Sf[sBase + col]) * inv;',
+      '        let at = (b * N + row) * D + 16u * n0 + col;\n        var sum = Sf[sBase + col];\n        if (flushed) { sum += O[at]; }\n        O[at] = sum * inv;'],
+  ];
+  for (const [from] of edits) if (!code.includes(from)) throw new Error('f16-resident.wgsl: the flush has changed; update outputAsAccumulator');
+  return edits.reduce((text, [from, to]) => text.replace(from, to), code);
+}
+
 /** o added to O in f32 registers every tile, every 2, 4 or 16 tiles, or never (the rung: every 8). */
 const FLUSHES = { 'flush-1': { FLUSH: 1 }, 'flush-2': { FLUSH: 2 }, 'flush-4': { FLUSH: 4 }, 'flush-16': { FLUSH: 16 }, 'never-flush': { FLUSH: 0x40000000 } };
 
@@ -121,7 +301,13 @@ export const MATRIX_RUNGS: Readonly<Record<string, MatrixRungVariants>> = {
   'staged-matrix': { code: STAGED_MATRIX_KERNEL.code, plan: subgroupPlan(STAGED_MATRIX_KERNEL), variants: { kernel: {} } },
   'resident-o': { code: RESIDENT_O_KERNEL.code, plan: subgroupPlan(RESIDENT_O_KERNEL), variants: { kernel: {}, ...FLUSHES } },
   'resident-o-vec4': { code: vectorSoftmax(RESIDENT_O_KERNEL.code), plan: subgroupPlan(RESIDENT_O_KERNEL), variants: { kernel: {} } },
+  'resident-o-rounds': { code: flushInRounds(vectorSoftmax(RESIDENT_O_KERNEL.code)), plan: subgroupPlan(RESIDENT_O_KERNEL), variants: { kernel: {}, 'nsg-2': { NSG: 2 }, 'nsg-4': { NSG: 4 }, ...FLUSHES } },
   'resident-o-f16': { code: plainF16(vectorSoftmax(RESIDENT_O_KERNEL.code)), plan: subgroupPlan(RESIDENT_O_KERNEL), variants: { kernel: {} } },
+  'f16-resident': { code: F16_RESIDENT_KERNEL.code, plan: subgroupPlan(F16_RESIDENT_KERNEL), variants: F16_RESIDENT_VARIANTS },
+  'f16-resident-in-place': { code: inPlaceRescale(F16_RESIDENT_KERNEL.code), plan: subgroupPlan(F16_RESIDENT_KERNEL), variants: { kernel: {}, 'nsg-8': { NSG: 8 }, 'bc-64': { BC: 64 } } },
+  'f16-resident-direct': { code: directFragments(F16_RESIDENT_KERNEL.code), plan: subgroupPlan(F16_RESIDENT_KERNEL), variants: F16_RESIDENT_VARIANTS, mainReads: 'qkv16' },
+  'f16-resident-o-global': { code: outputAsAccumulator(F16_RESIDENT_KERNEL.code), plan: subgroupPlan(F16_RESIDENT_KERNEL), variants: F16_RESIDENT_VARIANTS },
+  'f16-resident-unstaged': { code: withoutStaging(F16_RESIDENT_KERNEL.code), plan: subgroupPlan(F16_RESIDENT_KERNEL), variants: F16_RESIDENT_VARIANTS },
 };
 
 
@@ -140,7 +326,7 @@ export function parseMatrixVariantArgs(args: readonly string[]): MatrixVariantAr
   const variants = MATRIX_RUNGS[rung]?.variants;
   if (!variants || !(variant in variants)) throw new UsageError(`no variant ${rung} ${variant}; ${variantLists()}`);
   const shape = parseShape(shapeArg);
-  if (shape.d % 16 !== 0 || shape.d > 64) throw new UsageError(`shape ${shapeArg}: d a multiple of 16 up to 64 (four subgroups per workgroup)`);
+  if (shape.d % 16 !== 0 || shape.d > 128) throw new UsageError(`shape ${shapeArg}: d a multiple of 16 up to 128`);
   return { rung, variant, shape };
 }
 
@@ -149,8 +335,10 @@ export function matrixVariantConstants({ rung, variant, shape }: MatrixVariantAr
   const spec = MATRIX_RUNGS[rung];
   const overrides = spec?.variants[variant];
   if (!spec || !overrides) throw new UsageError(`no variant ${rung} ${variant}`);
-  const plan = spec.plan(shape, workgroupLimit);
-  return { constants: { D: shape.d, ...plan.overrides, ...overrides }, plan };
+  const planned = spec.plan(shape, workgroupLimit);
+  // A variant that sets the subgroups per workgroup (NSG, 16 query rows each) sets the rows per workgroup.
+  const plan = overrides.NSG === undefined ? planned : { ...planned, rowsPerWorkgroup: 16 * overrides.NSG };
+  return { constants: { D: shape.d, ...planned.overrides, ...overrides }, plan };
 }
 
 async function run(args: readonly string[], print: (line: string) => void): Promise<void> {
@@ -174,9 +362,12 @@ async function run(args: readonly string[], print: (line: string) => void): Prom
   await assertCompiles(module, `${rung} ${variant}`);
   // Synchronous pipeline creation: the asynchronous one aborted the process in Dawn (std::system_error).
   const convert = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'convert', constants: { D: d } } });
+  device.pushErrorScope('validation');
   const main = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main', constants } });
+  const invalid = await device.popErrorScope();
+  if (invalid) throw new Error(`${rung} ${variant}: ${invalid.message.split('\n')[0] ?? ''}`);
   const convertGroup = bindByName(device, convert, code, { qkv, params, qkv16: scratch });
-  const mainGroup = bindByName(device, main, code, { O, params, qkv16v: scratch });
+  const mainGroup = bindByName(device, main, code, { O, params, [MATRIX_RUNGS[rung]?.mainReads ?? 'qkv16v']: scratch });
   const { best, out } = await timePasses(device, [
     [convert, convertGroup, Math.ceil((B * 3 * NP * d) / 4 / 256)],
     [main, mainGroup, B * Math.ceil(N / plan.rowsPerWorkgroup)],
@@ -188,9 +379,9 @@ async function run(args: readonly string[], print: (line: string) => void): Prom
 
 export const matrixVariants: Experiment = {
   name: 'matrix-variants',
-  summary: 'the kernel of rung 23 or 24 and variants of its override constants (resident-o: FLUSH), or of its softmax (resident-o-vec4) and products (resident-o-f16)',
+  summary: 'the kernel of rung 23, 24 or 25 and variants of its override constants, or of its text (resident-o-vec4, resident-o-f16, resident-o-rounds; f16-resident-in-place, -direct, -o-global, -unstaged)',
   usage: 'RUNG VARIANT [B,N,d]',
-  page: 'docs/rungs/23-staged-matrix.md, docs/rungs/24-resident-o.md',
+  page: 'docs/rungs/23-staged-matrix.md, docs/rungs/24-resident-o.md, docs/rungs/25-f16-resident.md',
   details: [`variants: ${variantLists()}`, 'default shape 100,2048,64; one variant per process'],
   run,
 };

@@ -24,10 +24,11 @@ alias A = subgroup_matrix_result<f32, 16, 16>;
 
 override D: u32;       // head size, a multiple of 16, at most 128
 override NSG: u32;     // subgroups (of 32 invocations) per workgroup, each with 16 query rows
-override FLUSH: u32 = 8u;  // tiles accumulated in the matrix units between additions to O in f32 registers
+override FLUSH: u32 = 0u;  // tiles between additions of o to O in f32 registers besides those a move forces; 0: none
+override BC: u32 = 32u;    // keys per tile: 32 or 64
 
-const BC: u32 = 32u;       // keys per tile
-const NC: u32 = 2u;        // BC / 16: key fragments per tile
+const BC_MAX: u32 = 64u;   // most keys per tile
+const NC_MAX: u32 = 4u;    // BC_MAX / 16
 const DK_MAX: u32 = 8u;    // most fragments across d
 const PH_MAX: u32 = 8u;    // most vectors of each half of a tile one invocation reads a step ahead
 const TAU: f32 = 8.0;      // how far a score may pass m_i before O and ℓ are rescaled (P̃ ≤ 2^TAU)
@@ -46,12 +47,16 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> qkv16: array<f16>;     // per batch: Q·scale, K, V as f16, each NP × d
 @group(0) @binding(4) var<storage, read> qkv16v: array<vec4<u32>>;    // the same buffer, 8 f16 per element (main reads it so)
 
+override NC: u32 = BC / 16u;         // key fragments per tile
 override DK: u32 = D / 16u;          // fragments across d
 override BR: u32 = 16u * NSG;        // query rows per workgroup
 override KS: u32 = D + 8u;           // row stride of the K and V tiles (f16)
 override KT: u32 = BC * KS;          // one K or V tile
-override SO: u32 = max(BC, D) + 4u;  // row stride of a subgroup's S tile and of o in a flush (f32)
-const PS: u32 = BC + 8u;             // row stride of the P̃ tiles (f16)
+// Columns of o that pass through a subgroup's S tile at once (a flush takes D / OW rounds): min(BC, D) where that
+// divides D (d = 32, 64, 128), else 16 (d = 80, 112).
+override OW: u32 = 16u + (min(BC, D) - 16u) * (1u - min(D % min(BC, D), 1u));
+override SO: u32 = max(BC, OW) + 4u; // row stride of a subgroup's S tile (f32)
+override PS: u32 = BC + 8u;          // row stride of the P̃ tiles (f16)
 override WG: u32 = 32u * NSG;        // invocations per workgroup
 override D8: u32 = D / 8u;           // vectors of 8 f16 per row
 override TILE_VEC: u32 = 2u * BC * D8;           // vectors per staged tile (K, V)
@@ -59,7 +64,7 @@ override KH: u32 = TILE_VEC / 2u;                // of those, K (V follows)
 override PH: u32 = min(PH_MAX, KH / WG);         // of each half, read a step ahead per invocation (KH is a multiple of WG)
 
 // Every workgroup variable is a multiple of 16 bytes: the matrix loads and stores need their arrays 16-byte aligned.
-var<workgroup> KV: array<f16, 2u * KT>;       // K and V of tile j, BC rows of KS each
+var<workgroup> KV: array<f16, max(2u * KT, BR * KS)>;  // K and V of tile j, BC rows of KS each (first Q_i)
 var<workgroup> Sf: array<f32, BR * SO>;       // per subgroup: its S tile, or o in a flush (16 rows of SO)
 var<workgroup> Pt: array<f16, BR * PS>;       // per subgroup: P̃ (16 rows of PS)
 var<workgroup> movedAt: vec4<u32>;            // .x: the last tile at which some row's m_i moved (16 bytes, as above)
@@ -128,7 +133,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   let q0 = 3u * b * params.NP * D;   // Q of batch b in qkv16; K and V follow, NP rows apart
   let kv0 = (q0 + params.NP * D) / 8u;   // K, in vectors of 8 f16
 
-  // Q_i through KV (its 2·BC rows hold the BR of Q_i): each subgroup keeps the DK fragments of its 16 rows in
+  // Q_i through KV: each subgroup keeps the DK fragments of its 16 rows in
   // registers for the whole key loop.
   for (var e = t; e < BR * D8; e += WG) {
     let row = e / D8;
@@ -152,7 +157,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   var l = 0.0;                          // this invocation's half of the row's running sum
   var o: array<A, DK_MAX>;              // the subgroup's 16 rows of O since the last flush, DK fragments across d
   for (var n = 0u; n < DK; n++) { o[n] = A(); }
-  var oRow: array<f32, 64>;             // row r of O up to the last flush, columns 2·((k + rot) mod D/2) + h
+  var oRow: array<f32, 64>;             // row r of O up to the last flush: oRow[8·n0 + k] is column
+                                        // 16·n0 + 2·((k + rot) mod OW/2) + h, n0 a multiple of OW/16
   for (var k = 0u; k < D / 2u; k++) { oRow[k] = 0.0; }
 
   // K_0 into KV now; V_0 and every later tile's vectors through registers, a step ahead (KH: the K half of a tile).
@@ -197,18 +203,17 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       }
     }
 
-    // S = Q_i K_jᵀ for this subgroup's 16 rows. The NC = 2 key fragments' chains of multiply-accumulates are
-    // interleaved, so that each one's latency hides behind the other's.
-    var s0 = A();
-    var s1 = A();
+    // S = Q_i K_jᵀ for this subgroup's 16 rows. The NC key fragments' chains of multiply-accumulates are interleaved,
+    // so that each one's latency hides behind the others'.
+    var s: array<A, NC_MAX>;
+    for (var c = 0u; c < NC; c++) { s[c] = A(); }
     for (var k = 0u; k < DK; k++) {
-      let k0 = subgroupMatrixLoad<R, col_major>(&KV, 16u * k, KS);
-      let k1 = subgroupMatrixLoad<R, col_major>(&KV, 16u * KS + 16u * k, KS);
-      s0 = subgroupMatrixMultiplyAccumulate(q[k], k0, s0);
-      s1 = subgroupMatrixMultiplyAccumulate(q[k], k1, s1);
+      for (var c = 0u; c < NC; c++) {
+        let kc = subgroupMatrixLoad<R, col_major>(&KV, 16u * c * KS + 16u * k, KS);
+        s[c] = subgroupMatrixMultiplyAccumulate(q[k], kc, s[c]);
+      }
     }
-    subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO, s0, SO);
-    subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u, s1, SO);
+    for (var c = 0u; c < NC; c++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * c, s[c], SO); }
     workgroupBarrier();  // S is in Sf; every subgroup is done with K_j
 
     // K_(j+1) into KV.
@@ -237,7 +242,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     // row passes it by more than TAU, and then (past the first tile) O must be rescaled by α. P̃ = 2^(S − m_i) as f16,
     // the invocation's half of the row sum. Keys past N do not count. The invocation's 16 keys are four vectors of four
     // neighbouring keys: vector k starts at key 4·(2·((k + rot) mod 4) + h).
-    var sv: array<vec4<f32>, 4>;   // BC / 8
+    var sv: array<vec4<f32>, BC_MAX / 8u>;
     var mx = LOWEST;
     for (var k = 0u; k < BC / 8u; k++) {
       let col = 4u * (2u * ((k + rot) % (BC / 8u)) + h);
@@ -269,11 +274,16 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     // The P̃ tiles and V_j are in workgroup memory and every S tile is read (the barrier in the uniform load). Every
     // FLUSH tiles, and whenever some row's m_i moved, oRow = α · (oRow + o) and o starts again from zero.
     let moved = workgroupUniformLoad(&movedAt).x == j && j > 0u;
-    if (moved || (j % FLUSH == 0u && j > 0u)) {
-      for (var n = 0u; n < DK; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n], SO); }
-      workgroupBarrier();
-      for (var k = 0u; k < D / 2u; k++) {
-        oRow[k] = (oRow[k] + Sf[sBase + 2u * ((k + rot) % (D / 2u)) + h]) * alpha;
+    if (moved || (FLUSH > 0u && j % max(FLUSH, 1u) == 0u && j > 0u)) {
+      for (var n0 = 0u; n0 < DK; n0 += OW / 16u) {
+        if (n0 > 0u) { workgroupBarrier(); }  // the last round is read
+        for (var n = 0u; n < OW / 16u; n++) {
+          subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n0 + n], SO);
+        }
+        workgroupBarrier();
+        for (var k = 0u; k < OW / 2u; k++) {
+          oRow[8u * n0 + k] = (oRow[8u * n0 + k] + Sf[sBase + 2u * ((k + rot) % (OW / 2u)) + h]) * alpha;
+        }
       }
       for (var n = 0u; n < DK; n++) { o[n] = A(); }
     }
@@ -289,15 +299,19 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   }
 
   // O_i = (oRow + o) / ℓ_i, o through the subgroup's Sf rows; rows past N not written.
-  workgroupBarrier();  // every subgroup has read its last S tile
-  for (var n = 0u; n < DK; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n], SO); }
-  workgroupBarrier();
   let inv = 1.0 / (l + subgroupShuffleXor(l, 1u));
   let row = row0 + r;
-  if (row < N) {
-    for (var k = 0u; k < D / 2u; k++) {
-      let col = 2u * ((k + rot) % (D / 2u)) + h;
-      O[(b * N + row) * D + col] = (oRow[k] + Sf[sBase + col]) * inv;
+  for (var n0 = 0u; n0 < DK; n0 += OW / 16u) {
+    workgroupBarrier();  // every subgroup has read its last S tile, or the last round
+    for (var n = 0u; n < OW / 16u; n++) {
+      subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n0 + n], SO);
+    }
+    workgroupBarrier();
+    if (row < N) {
+      for (var k = 0u; k < OW / 2u; k++) {
+        let col = 2u * ((k + rot) % (OW / 2u)) + h;
+        O[(b * N + row) * D + 16u * n0 + col] = (oRow[8u * n0 + k] + Sf[sBase + col]) * inv;
+      }
     }
   }
 }
