@@ -120,7 +120,9 @@ export function plainF16(code: string): string {
 /**
  * f16-resident's tile shapes and flushes: 8 or 2 subgroups per workgroup instead of 4 (NSG), tiles of 64 keys instead
  * of 32 (BC), o passed through S tiles d columns wide in one round instead of BC-wide tiles in d / BC rounds (OW), S
- * rows of 40 floats instead of 36 (SO), and o added to O every 8 or 32 tiles as well as when a row's m_i moves (FLUSH).
+ * rows of 40, 44 or 52 floats instead of 36 (SO), K/V rows of 88 or 104 f16 instead of 72 (KS), none or one of each
+ * invocation's K and V vectors read a tile ahead instead of two (PH), and o added to O every 8 or 32 tiles as well as
+ * when a row's m_i moves (FLUSH).
  */
 const F16_RESIDENT_VARIANTS = {
   kernel: {},
@@ -131,6 +133,13 @@ const F16_RESIDENT_VARIANTS = {
   'nsg-2': { NSG: 2 },
   'bc-64': { BC: 64 },
   'so-40': { SO: 40 },
+  'so-44': { SO: 44 },
+  'so-52': { SO: 52 },
+  'ks-88': { KS: 88 },
+  'ks-104': { KS: 104 },
+  'ph-0': { PH: 0 },
+  'ph-1': { PH: 1 },
+  'bc-16': { BC: 16 },
 };
 
 /**
@@ -294,6 +303,21 @@ export function outputAsAccumulator(code: string): string {
   return edits.reduce((text, [from, to]) => text.replace(from, to), code);
 }
 
+/**
+ * f16-resident with a leaner softmax: the keys past N are masked only in the last tile (a uniform branch), and P̃ is
+ * converted to f16 as one vector. Edits the kernel's text; throws if the loops it replaces have changed.
+ */
+export function leanSoftmax(code: string): string {
+  const edits: [string, string][] = [
+    ['      let key = vec4<u32>(j * BC + col) + vec4<u32>(0u, 1u, 2u, 3u);\n      let v = select(vec4<f32>(LOWEST), vec4<f32>(Sf[at], Sf[at + 1u], Sf[at + 2u], Sf[at + 3u]), key < vec4<u32>(N));',
+      '      var v = vec4<f32>(Sf[at], Sf[at + 1u], Sf[at + 2u], Sf[at + 3u]);\n      if (j * BC + BC > N) { v = select(vec4<f32>(LOWEST), v, vec4<u32>(j * BC + col) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(N)); }'],
+    ['      Pt[at] = f16(p.x);\n      Pt[at + 1u] = f16(p.y);\n      Pt[at + 2u] = f16(p.z);\n      Pt[at + 3u] = f16(p.w);',
+      '      let p16 = vec4<f16>(p);\n      Pt[at] = p16.x;\n      Pt[at + 1u] = p16.y;\n      Pt[at + 2u] = p16.z;\n      Pt[at + 3u] = p16.w;'],
+  ];
+  for (const [from] of edits) if (!code.includes(from)) throw new Error('f16-resident.wgsl: the softmax has changed; update leanSoftmax');
+  return edits.reduce((text, [from, to]) => text.replace(from, to), code);
+}
+
 /** o added to O in f32 registers every tile, every 2, 4 or 16 tiles, or never (the rung: every 8). */
 const FLUSHES = { 'flush-1': { FLUSH: 1 }, 'flush-2': { FLUSH: 2 }, 'flush-4': { FLUSH: 4 }, 'flush-16': { FLUSH: 16 }, 'never-flush': { FLUSH: 0x40000000 } };
 
@@ -307,6 +331,7 @@ export const MATRIX_RUNGS: Readonly<Record<string, MatrixRungVariants>> = {
   'f16-resident-in-place': { code: inPlaceRescale(F16_RESIDENT_KERNEL.code), plan: subgroupPlan(F16_RESIDENT_KERNEL), variants: { kernel: {}, 'nsg-8': { NSG: 8 }, 'bc-64': { BC: 64 } } },
   'f16-resident-direct': { code: directFragments(F16_RESIDENT_KERNEL.code), plan: subgroupPlan(F16_RESIDENT_KERNEL), variants: F16_RESIDENT_VARIANTS, mainReads: 'qkv16' },
   'f16-resident-o-global': { code: outputAsAccumulator(F16_RESIDENT_KERNEL.code), plan: subgroupPlan(F16_RESIDENT_KERNEL), variants: F16_RESIDENT_VARIANTS },
+  'f16-resident-lean-softmax': { code: leanSoftmax(F16_RESIDENT_KERNEL.code), plan: subgroupPlan(F16_RESIDENT_KERNEL), variants: { kernel: {} } },
   'f16-resident-unstaged': { code: withoutStaging(F16_RESIDENT_KERNEL.code), plan: subgroupPlan(F16_RESIDENT_KERNEL), variants: F16_RESIDENT_VARIANTS },
 };
 

@@ -77,7 +77,9 @@ describe('parsers', () => {
   it('matrix-variants: rung, variant and shape', () => {
     expect(parseMatrixVariantArgs(['resident-o', 'flush-4'])).toEqual({ rung: 'resident-o', variant: 'flush-4', shape: { B: 100, N: 2048, d: 64 } });
     expect(() => parseMatrixVariantArgs(['staged-matrix', 'flush-4'])).toThrow(UsageError);
-    expect(() => parseMatrixVariantArgs(['resident-o', 'kernel', '1,64,128'])).toThrow(UsageError);
+    expect(parseMatrixVariantArgs(['f16-resident', 'kernel', '4,8192,128']).shape).toEqual({ B: 4, N: 8192, d: 128 });
+    expect(() => parseMatrixVariantArgs(['resident-o', 'kernel', '1,64,144'])).toThrow(UsageError);
+    expect(() => parseMatrixVariantArgs(['resident-o', 'kernel', '1,64,40'])).toThrow(UsageError);
   });
   it('microtiles-variants: variant and d = 32 or 64', () => {
     expect(parseMicrotileArgs([])).toEqual({ variant: 'kernel', shape: { B: 100, N: 2048, d: 64 } });

@@ -42,11 +42,25 @@ describe('matrix-variants', () => {
       it(`${rung} ${variant}: the plan's overrides and the variant's are the kernel's`, () => {
         const { constants, plan } = matrixVariantConstants({ rung, variant, shape: { B: 100, N: 2048, d: 64 } }, KIB48);
         expect(undeclaredOverrides(code, constants)).toEqual([]);
-        expect(constants.NSG).toBe(4);
-        expect(plan.rowsPerWorkgroup).toBe(64);
+        const NSG = variants[variant]?.NSG ?? 4;
+        expect(constants.NSG).toBe(NSG);
+        expect(plan.rowsPerWorkgroup).toBe(16 * NSG);
       });
     }
   }
+  it('a variant that sets the subgroups sets the rows per workgroup', () => {
+    const { constants, plan } = matrixVariantConstants({ rung: 'f16-resident', variant: 'nsg-8', shape: { B: 2, N: 4096, d: 64 } }, KIB48);
+    expect(constants).toEqual({ D: 64, NSG: 8 });
+    expect(plan.rowsPerWorkgroup).toBe(128);
+  });
+  it('the text edits of f16-resident apply to its kernel', () => {
+    for (const rung of ['f16-resident-in-place', 'f16-resident-direct', 'f16-resident-o-global', 'f16-resident-lean-softmax', 'f16-resident-unstaged', 'resident-o-rounds']) {
+      expect(MATRIX_RUNGS[rung]?.code).toMatch(/fn main/);
+    }
+    expect(MATRIX_RUNGS['f16-resident-direct']?.code).not.toMatch(/subgroupMatrixLoad<R, [a-z_]+>\(&KV/);
+    expect(MATRIX_RUNGS['f16-resident-in-place']?.code).not.toMatch(/oRow\[8u \* n0/);
+    expect(MATRIX_RUNGS['f16-resident-o-global']?.code).not.toMatch(/oRow\[8u \* n0/);
+  });
   it('flush variants set FLUSH only', () => {
     const { constants } = matrixVariantConstants({ rung: 'resident-o', variant: 'flush-2', shape: { B: 1, N: 100, d: 32 } }, KIB48);
     expect(constants).toEqual({ D: 32, NSG: 4, FLUSH: 2 });

@@ -67,8 +67,8 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "split-softmax",
           "split-keys",
           "row-split",
-          "resident-o",
           "staged-matrix",
+          "resident-o",
           "four-rows",
           "prefetch",
           "register-tiles",
@@ -98,7 +98,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "four-rows",
           "prefetch"
         ],
-        "evidence": "2×32768×64: resident-o 10.8 ms, staged-matrix 11.1 ms; 26×32768×64: resident-o 135.9 ms, staged-matrix 139.0 ms; 2×32767×64: resident-o 11.0 ms, staged-matrix 11.0 ms; 2×8192×36: lean-loop 0.661 ms, split-softmax 0.670 ms"
+        "evidence": "2×32768×64: resident-o 10.8 ms, staged-matrix 11.1 ms; 26×32768×64: resident-o 136.3 ms, staged-matrix 139.0 ms; 2×32767×64: resident-o 11.0 ms, staged-matrix 11.0 ms; 2×8192×36: lean-loop 0.661 ms, split-softmax 0.670 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 128",

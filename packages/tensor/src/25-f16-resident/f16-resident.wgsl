@@ -8,6 +8,11 @@
 // four neighbouring keys (the halves and the rotation by row kept, per vector) instead of one key at a time: a quarter
 // of the index arithmetic, and loads the compiler can merge. In `subgroup-matrix-bench designs` that doubled the
 // elementwise pass (70 → 141 TFLOP/s in the loop alone).
+// Two more changes from resident-o, for occupancy: each subgroup's S tile is BC columns wide, not max(BC, d), and o
+// passes through it in d / OW rounds when it is flushed; and o is added to O in f32 registers only when some row's m_i
+// moves (FLUSH = 0), not every 8 tiles. At d = 64 the first takes the workgroup's memory from 31.0 to 23.0 KiB, and
+// that alone took 2×32768×64 from 71 to 110 TFLOP/s (`experiments matrix-variants f16-resident one-round`); every
+// variant measured with more workgroup memory fell back to 71-80.
 // Why it should be faster than rung 16: four subgroups share each K/V tile, staged once in workgroup memory, instead of
 // one subgroup per workgroup loading every fragment from the scratch buffer; and O stays in the matrix units between
 // flushes. The cost is rung 16's: Q, K, V and P̃ are rounded to f16 (11 significant bits), an error near 1e-3 on ±3
@@ -133,8 +138,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   let q0 = 3u * b * params.NP * D;   // Q of batch b in qkv16; K and V follow, NP rows apart
   let kv0 = (q0 + params.NP * D) / 8u;   // K, in vectors of 8 f16
 
-  // Q_i through KV: each subgroup keeps the DK fragments of its 16 rows in
-  // registers for the whole key loop.
+  // Q_i through KV (sized for it): each subgroup keeps the DK fragments of its 16 rows in registers for the whole key
+  // loop.
   for (var e = t; e < BR * D8; e += WG) {
     let row = e / D8;
     put8(row * KS + 8u * (e % D8), qkv16v[(q0 + (i * BR + row) * D) / 8u + e % D8]);
@@ -240,8 +245,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
 
     // Online softmax of row r in f32, lazily: its maximum over both halves (one shuffle); m_i moves only when the
     // row passes it by more than TAU, and then (past the first tile) O must be rescaled by α. P̃ = 2^(S − m_i) as f16,
-    // the invocation's half of the row sum. Keys past N do not count. The invocation's 16 keys are four vectors of four
-    // neighbouring keys: vector k starts at key 4·(2·((k + rot) mod 4) + h).
+    // the invocation's half of the row sum. Keys past N do not count. The invocation's BC/2 keys are BC/8 vectors of four
+    // neighbouring keys: vector k starts at key 4·(2·((k + rot) mod BC/8) + h).
     var sv: array<vec4<f32>, BC_MAX / 8u>;
     var mx = LOWEST;
     for (var k = 0u; k < BC / 8u; k++) {
@@ -272,7 +277,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     }
     l += sum;
     // The P̃ tiles and V_j are in workgroup memory and every S tile is read (the barrier in the uniform load). Every
-    // FLUSH tiles, and whenever some row's m_i moved, oRow = α · (oRow + o) and o starts again from zero.
+    // FLUSH tiles (if FLUSH > 0), and whenever some row's m_i moved, oRow = α · (oRow + o), OW columns at a time, and o
+    // starts again from zero.
     let moved = workgroupUniformLoad(&movedAt).x == j && j > 0u;
     if (moved || (FLUSH > 0u && j % max(FLUSH, 1u) == 0u && j > 0u)) {
       for (var n0 = 0u; n0 < DK; n0 += OW / 16u) {
