@@ -50,7 +50,12 @@ override BR: u32 = 16u * NSG;        // query rows per workgroup
 override WG: u32 = 32u * NSG;        // invocations per workgroup
 override KS: u32 = D + 8u;           // row stride of the staged tiles (f16)
 override KT: u32 = BC * KS;          // one part of one K or V tile
-override SO: u32 = max(BC, D) + 8u;  // row stride of a subgroup's S tile, and of O when it passes through (f32)
+// Columns of O that pass through a subgroup's S tile at once (a flush takes D / OW rounds): D, or where that costs
+// subgroups per workgroup, BC (16 where BC does not divide D), so that the S tiles are BC columns wide, not D (the host
+// chooses; rung 25's page has why narrow tiles pay).
+override OW: u32 = D;
+override R8: u32 = OW / 8u;          // vec4 columns of O per invocation in one round
+override SO: u32 = max(BC, OW) + 8u;  // row stride of a subgroup's S tile, and of O when it passes through (f32)
 const PS: u32 = BC + 8u;             // row stride of the P̃ tiles (f16)
 // The low part of P̃; when PARTS = 1 a stand-in of one fragment's extent (16 rows of PS), which the load that never runs
 // still needs to pass validation.
@@ -103,6 +108,10 @@ fn maskedScore(s: f32, b: u32, hq: u32, i: u32, j: u32, Lk: u32) -> f32 {
 
 // Four consecutive f32 of Sf.
 fn sf4(at: u32) -> vec4<f32> { return vec4<f32>(Sf[at], Sf[at + 1u], Sf[at + 2u], Sf[at + 3u]); }
+
+// The vec4 column of O that entry x of an invocation's oRow holds: round x / R8 of OW columns, in it the invocation's
+// half h of the pairs, turned by rot.
+fn colOf(x: u32, rot: u32, h: u32) -> u32 { return x / R8 * (OW / 4u) + 2u * ((x % R8 + rot) % R8) + h; }
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) t: u32,
@@ -181,7 +190,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   var l = 0.0;                          // this invocation's half of the row's running sum
   var o: array<A, DK_MAX>;              // the subgroup's 16 rows of O since the last flush, DK fragments across d
   for (var n = 0u; n < DK; n++) { o[n] = A(); }
-  var oRow: array<vec4<f32>, O4_MAX>;   // row r of O up to the last flush, vec4 columns 2·((x + rot) mod D8) + h
+  var oRow: array<vec4<f32>, O4_MAX>;   // row r of O up to the last flush, vec4 columns colOf(x) (rounds of OW)
   for (var x = 0u; x < D8; x++) { oRow[x] = vec4<f32>(0.0); }
 
   for (var step = nBegin; step < nEnd; step++) {
@@ -281,9 +290,15 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     // tiles, and whenever some row's m_i moved, oRow = α · (oRow + o) and o starts again from zero.
     let moved = workgroupUniformLoad(&shared4).z == step && step > nBegin;
     if (moved || ((step - nBegin) % FLUSH == 0u && step > nBegin)) {
-      for (var n = 0u; n < DK; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n], SO); }
-      workgroupBarrier();
-      for (var x = 0u; x < D8; x++) { oRow[x] = (oRow[x] + sf4(sBase + 4u * (2u * ((x + rot) % D8) + h))) * alpha; }
+      for (var n0 = 0u; n0 < DK; n0 += OW / 16u) {
+        if (n0 > 0u) { workgroupBarrier(); }  // the last round is read
+        for (var n = 0u; n < OW / 16u; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n0 + n], SO); }
+        workgroupBarrier();
+        for (var y = 0u; y < R8; y++) {
+          let x = n0 / (OW / 16u) * R8 + y;
+          oRow[x] = (oRow[x] + sf4(sBase + 4u * (2u * ((y + rot) % R8) + h))) * alpha;
+        }
+      }
       for (var n = 0u; n < DK; n++) { o[n] = A(); }
     }
 
@@ -305,16 +320,18 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   }
 
   // The row's O = oRow + o, through the subgroup's Sf rows, and ℓ_i over both halves.
-  workgroupBarrier();  // every subgroup has read its last S tile
-  for (var n = 0u; n < DK; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n], SO); }
-  workgroupBarrier();
-  for (var x = 0u; x < D8; x++) { oRow[x] += sf4(sBase + 4u * (2u * ((x + rot) % D8) + h)); }
+  for (var n0 = 0u; n0 < DK; n0 += OW / 16u) {
+    workgroupBarrier();  // every subgroup has read its last S tile, or the last round
+    for (var n = 0u; n < OW / 16u; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n0 + n], SO); }
+    workgroupBarrier();
+    for (var y = 0u; y < R8; y++) { oRow[n0 / (OW / 16u) * R8 + y] += sf4(sBase + 4u * (2u * ((y + rot) % R8) + h)); }
+  }
   let lRow = l + subgroupShuffleXor(l, 1u);
   if (rowQ >= Lq) { return; }
   if (params.splits == 1u) {  // O_i = O / ℓ_i, or 0 for a row that saw no key; its log-sum-exp, or −∞
     let seen = m > LOWEST;
     for (var x = 0u; x < D8; x++) {
-      O[qBase + rowQ * params.qRow + 2u * ((x + rot) % D8) + h] = pack(select(vec4<f32>(0.0), oRow[x] / lRow, seen));
+      O[qBase + rowQ * params.qRow + colOf(x, rot, h)] = pack(select(vec4<f32>(0.0), oRow[x] / lRow, seen));
     }
     if (params.writeLse == 1u && h == 0u) {
       lse[pair * Lq + rowQ] = select(bitcast<f32>(params.minusInfinity), (m + log2(lRow)) * 0.6931471805599453, seen);
@@ -324,5 +341,5 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   // This range's unnormalized O, m and ℓ of the row, for `combine`.
   let part = (pair * params.splits + split) * Lq + rowQ;
   if (h == 0u) { ML[part] = vec2<f32>(m, lRow); }
-  for (var x = 0u; x < D8; x++) { Opart[part * D4V + 2u * ((x + rot) % D8) + h] = oRow[x]; }
+  for (var x = 0u; x < D8; x++) { Opart[part * D4V + colOf(x, rot, h)] = oRow[x]; }
 }
