@@ -154,57 +154,6 @@ export function withoutStaging(code: string): string {
 }
 
 /**
- * resident-o with its S tiles BC columns wide (OW = BC) instead of max(BC, d): o passes through them in rounds of OW
- * columns at a flush and at the end. At d = 64 that halves Sf, so more workgroups fit an SM; the change f16-resident
- * made. Edits the kernel's text; throws if the parts it replaces have changed.
- */
-export function flushInRounds(code: string): string {
-  const edits: [string, string][] = [
-    ['override SO: u32 = max(BC, D) + 4u;  // row stride of a subgroup\'s S tile and of o in a flush (f32)',
-      'override OW: u32 = min(BC, D);\noverride SO: u32 = max(BC, OW) + 4u;'],
-    [`      for (var n = 0u; n < DK; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n], SO); }
-      workgroupBarrier();
-      for (var k = 0u; k < D / 2u; k++) {
-        oRow[k] = (oRow[k] + Sf[sBase + 2u * ((k + rot) % (D / 2u)) + h]) * alpha;
-      }
-`, `      for (var n0 = 0u; n0 < DK; n0 += OW / 16u) {
-        if (n0 > 0u) { workgroupBarrier(); }
-        for (var n = 0u; n < OW / 16u; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n0 + n], SO); }
-        workgroupBarrier();
-        for (var k = 0u; k < OW / 2u; k++) {
-          oRow[8u * n0 + k] = (oRow[8u * n0 + k] + Sf[sBase + 2u * ((k + rot) % (OW / 2u)) + h]) * alpha;
-        }
-      }
-`],
-    [`  workgroupBarrier();  // every subgroup has read its last S tile
-  for (var n = 0u; n < DK; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n], SO); }
-  workgroupBarrier();
-  let inv = 1.0 / (l + subgroupShuffleXor(l, 1u));
-  let row = row0 + r;
-  if (row < N) {
-    for (var k = 0u; k < D / 2u; k++) {
-      let col = 2u * ((k + rot) % (D / 2u)) + h;
-      O[(b * N + row) * D + col] = (oRow[k] + Sf[sBase + col]) * inv;
-    }
-  }`, `  let inv = 1.0 / (l + subgroupShuffleXor(l, 1u));
-  let row = row0 + r;
-  for (var n0 = 0u; n0 < DK; n0 += OW / 16u) {
-    workgroupBarrier();
-    for (var n = 0u; n < OW / 16u; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n0 + n], SO); }
-    workgroupBarrier();
-    if (row < N) {
-      for (var k = 0u; k < OW / 2u; k++) {
-        let col = 2u * ((k + rot) % (OW / 2u)) + h;
-        O[(b * N + row) * D + 16u * n0 + col] = (oRow[8u * n0 + k] + Sf[sBase + col]) * inv;
-      }
-    }
-  }`],
-  ];
-  for (const [from] of edits) if (!code.includes(from)) throw new Error('resident-o.wgsl: the flush has changed; update flushInRounds');
-  return edits.reduce((text, [from, to]) => text.replace(from, to), code);
-}
-
-/**
  * f16-resident with O kept in the matrix units for the whole key loop: no oRow registers and no periodic flush. When a
  * row's m_i moves, o passes through the S tiles, each invocation multiplies its own elements by α there, and the
  * fragments are loaded back. Edits the kernel's text; throws if the parts it replaces have changed.
@@ -323,10 +272,9 @@ const FLUSHES = { 'flush-1': { FLUSH: 1 }, 'flush-2': { FLUSH: 2 }, 'flush-4': {
 
 export const MATRIX_RUNGS: Readonly<Record<string, MatrixRungVariants>> = {
   'staged-matrix': { code: STAGED_MATRIX_KERNEL.code, plan: subgroupPlan(STAGED_MATRIX_KERNEL), variants: { kernel: {} } },
-  'resident-o': { code: RESIDENT_O_KERNEL.code, plan: subgroupPlan(RESIDENT_O_KERNEL), variants: { kernel: {}, ...FLUSHES } },
-  'resident-o-vec4': { code: vectorSoftmax(RESIDENT_O_KERNEL.code), plan: subgroupPlan(RESIDENT_O_KERNEL), variants: { kernel: {} } },
-  'resident-o-rounds': { code: flushInRounds(vectorSoftmax(RESIDENT_O_KERNEL.code)), plan: subgroupPlan(RESIDENT_O_KERNEL), variants: { kernel: {}, 'nsg-2': { NSG: 2 }, 'nsg-4': { NSG: 4 }, ...FLUSHES } },
-  'resident-o-f16': { code: plainF16(vectorSoftmax(RESIDENT_O_KERNEL.code)), plan: subgroupPlan(RESIDENT_O_KERNEL), variants: { kernel: {} } },
+  'resident-o': { code: RESIDENT_O_KERNEL.code, plan: subgroupPlan(RESIDENT_O_KERNEL, { wideUnlessFewerSubgroups: true }), variants: { kernel: {}, ...FLUSHES } },
+  'resident-o-vec4': { code: vectorSoftmax(RESIDENT_O_KERNEL.code), plan: subgroupPlan(RESIDENT_O_KERNEL, { wideUnlessFewerSubgroups: true }), variants: { kernel: {} } },
+  'resident-o-f16': { code: plainF16(vectorSoftmax(RESIDENT_O_KERNEL.code)), plan: subgroupPlan(RESIDENT_O_KERNEL, { wideUnlessFewerSubgroups: true }), variants: { kernel: {} } },
   'f16-resident': { code: F16_RESIDENT_KERNEL.code, plan: subgroupPlan(F16_RESIDENT_KERNEL), variants: F16_RESIDENT_VARIANTS },
   'f16-resident-in-place': { code: inPlaceRescale(F16_RESIDENT_KERNEL.code), plan: subgroupPlan(F16_RESIDENT_KERNEL), variants: { kernel: {}, 'nsg-8': { NSG: 8 }, 'bc-64': { BC: 64 } } },
   'f16-resident-direct': { code: directFragments(F16_RESIDENT_KERNEL.code), plan: subgroupPlan(F16_RESIDENT_KERNEL), variants: F16_RESIDENT_VARIANTS, mainReads: 'qkv16' },
@@ -404,7 +352,7 @@ async function run(args: readonly string[], print: (line: string) => void): Prom
 
 export const matrixVariants: Experiment = {
   name: 'matrix-variants',
-  summary: 'the kernel of rung 23, 24 or 25 and variants of its override constants, or of its text (resident-o-vec4, resident-o-f16, resident-o-rounds; f16-resident-in-place, -direct, -o-global, -unstaged)',
+  summary: 'the kernel of rung 23, 24 or 25 and variants of its override constants, or of its text (resident-o-vec4, resident-o-f16; f16-resident-in-place, -direct, -o-global, -lean-softmax, -unstaged)',
   usage: 'RUNG VARIANT [B,N,d]',
   page: 'docs/rungs/23-staged-matrix.md, docs/rungs/24-resident-o.md, docs/rungs/25-f16-resident.md',
   details: [`variants: ${variantLists()}`, 'default shape 100,2048,64; one variant per process'],

@@ -108,26 +108,26 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "row-split",
           "lean-loop",
           "split-softmax",
+          "resident-o",
           "prefetch",
-          "staged-matrix",
-          "resident-o"
+          "staged-matrix"
         ],
-        "evidence": "4×8192×128: split-keys 5.428 ms, four-rows 4.805 ms; 4×8192×80: split-keys 3.409 ms, four-rows 3.961 ms; 2×8192×100: split-keys 2.432 ms, four-rows 2.414 ms"
+        "evidence": "4×8192×128: split-keys 5.424 ms, four-rows 4.798 ms; 4×8192×80: split-keys 3.431 ms, four-rows 3.988 ms; 2×8192×100: split-keys 2.432 ms, four-rows 2.414 ms"
       }
     ],
     "overall": {
       "shapeClass": "every measured shape",
       "ranking": [
         "lean-loop",
+        "resident-o",
         "split-softmax",
         "split-keys",
         "row-split",
         "four-rows",
         "staged-matrix",
-        "resident-o",
         "prefetch"
       ],
-      "evidence": "13600×128×32: lean-loop 0.940 ms, split-softmax 0.956 ms; 10×2048×64: lean-loop 0.347 ms, split-softmax 0.419 ms; 500×2048×64: lean-loop 14.7 ms, split-softmax 15.4 ms; 4×32768×32: lean-loop 14.9 ms, split-softmax 15.3 ms; 2×32768×64: lean-loop 15.4 ms, split-softmax 16.0 ms; 26×32768×64: lean-loop 194.1 ms, split-softmax 204.0 ms; 4×8192×128: lean-loop 5.620 ms, split-softmax 5.712 ms; 2×32767×64: lean-loop 15.3 ms, split-softmax 15.9 ms; 4×8192×80: lean-loop 3.600 ms, split-softmax 3.634 ms; 2×8192×36: lean-loop 0.661 ms, split-softmax 0.670 ms; 2×8192×100: lean-loop 2.456 ms, split-softmax 2.552 ms"
+      "evidence": "13600×128×32: lean-loop 0.940 ms, resident-o 2.278 ms; 10×2048×64: lean-loop 0.347 ms, resident-o 0.292 ms; 500×2048×64: lean-loop 14.7 ms, resident-o 11.4 ms; 4×32768×32: lean-loop 14.9 ms, resident-o 15.9 ms; 2×32768×64: lean-loop 15.4 ms, resident-o 10.8 ms; 26×32768×64: lean-loop 194.1 ms, resident-o 136.3 ms; 4×8192×128: lean-loop 5.620 ms, resident-o 8.381 ms; 2×32767×64: lean-loop 15.3 ms, resident-o 11.0 ms; 4×8192×80: lean-loop 3.600 ms, resident-o 2.648 ms; 2×8192×36: lean-loop 0.661 ms, split-softmax 0.670 ms; 2×8192×100: lean-loop 2.456 ms, split-softmax 2.552 ms"
     }
   }
 ];

@@ -16,11 +16,22 @@ const STAGED_MAX_SUBGROUPS = 4;
 /**
  * The plan of a kernel built on staged-matrix.wgsl: as many subgroups per workgroup as its workgroup memory lets fit
  * `workgroupLimit` (four at d ≤ 64 in the H100's 48 KiB, one at d = 128).
+ *
+ * `wideUnlessFewerSubgroups` (rung 24): the kernel's S tiles are d columns wide, O flushed through them in one round
+ * (OW = d), unless tiles of the kernel's own OW (BC columns) fit more subgroups. On the H100 the narrow tiles took
+ * resident-o from 22.3 to 8.4 ms at 4×8192×128 and from 4.8 to 2.6 at 4×8192×80; at d = 64 they were no faster (10.97
+ * against 10.96 ms at 2×32768×64).
  */
-export function subgroupPlan(kernel: KernelSource): (shape: Shape, workgroupLimit: number) => MatrixPlan {
+export function subgroupPlan(kernel: KernelSource, { wideUnlessFewerSubgroups = false } = {}): (shape: Shape, workgroupLimit: number) => MatrixPlan {
   return ({ N, d }, workgroupLimit) => {
-    let NSG = STAGED_MAX_SUBGROUPS;
-    while (NSG > 1 && matrixWorkgroupBytes(kernel, d, { NSG }) > workgroupLimit) NSG /= 2;
-    return { overrides: { NSG }, rowsPerWorkgroup: 16 * NSG, NP: scratchRows(N) };
+    const subgroups = (overrides: Record<string, number>): number => {
+      let NSG = STAGED_MAX_SUBGROUPS;
+      while (NSG > 1 && matrixWorkgroupBytes(kernel, d, { NSG, ...overrides }) > workgroupLimit) NSG /= 2;
+      return NSG;
+    };
+    const narrow = subgroups({});
+    const wide = wideUnlessFewerSubgroups ? subgroups({ OW: d }) : narrow;
+    const overrides: Record<string, number> = wide < narrow || !wideUnlessFewerSubgroups ? { NSG: narrow } : { NSG: wide, OW: d };
+    return { overrides, rowsPerWorkgroup: 16 * (overrides.NSG as number), NP: scratchRows(N) };
   };
 }

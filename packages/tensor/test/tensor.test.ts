@@ -26,10 +26,10 @@ afterAll(() => {
 });
 
 const stagedPlan = subgroupPlan(STAGED_MATRIX_KERNEL);
-const residentPlan = subgroupPlan(RESIDENT_O_KERNEL);
+const residentPlan = subgroupPlan(RESIDENT_O_KERNEL, { wideUnlessFewerSubgroups: true });
 /** Workgroup memory of `main` with NSG subgroups at head size d. */
 const stagedBytes = (NSG: number, D: number) => kernelWorkgroupBytes(STAGED_MATRIX_KERNEL.code, { D, NSG });
-const residentBytes = (NSG: number, D: number) => kernelWorkgroupBytes(RESIDENT_O_KERNEL.code, { D, NSG });
+const residentBytes = (NSG: number, D: number) => kernelWorkgroupBytes(RESIDENT_O_KERNEL.code, { D, NSG, OW: D });
 
 /** Why the tensor rungs cannot run here (a small ordinary shape), or undefined where they can. */
 const probe = canRun(compensated, { B: 1, N: 64, d: 64 }, env);
@@ -115,11 +115,12 @@ describe('the plan of staged-matrix', () => {
 });
 
 describe('the plan of resident-o', () => {
-  it("is staged-matrix's plus the 16 bytes of its flag, with the same subgroups per workgroup", () => {
-    const nsg = (d: number, limit = 49152) => residentPlan({ B: 1, N: 77, d }, limit).overrides.NSG;
-    expect([16, 32, 48, 64, 80, 96, 112, 128].map((d) => nsg(d))).toEqual([4, 4, 4, 4, 2, 2, 1, 1]);
+  it("keeps staged-matrix's S tiles d columns wide (plus its flag's 16 bytes) unless BC-wide tiles fit more subgroups", () => {
+    const plan = (d: number) => residentPlan({ B: 1, N: 77, d }, 49152).overrides;
+    expect([16, 32, 48, 64, 80, 96, 112, 128].map((d) => plan(d).NSG)).toEqual([4, 4, 4, 4, 4, 4, 2, 2]);
+    expect([16, 32, 48, 64, 80, 96, 112, 128].map((d) => plan(d).OW)).toEqual([16, 32, 48, 64, undefined, undefined, undefined, undefined]);
     expect(residentBytes(4, 64)).toBe(stagedBytes(4, 64) + 16);
-    expect(residentPlan({ B: 1, N: 77, d: 64 }, 49152)).toEqual({ overrides: { NSG: 4 }, rowsPerWorkgroup: 64, NP: 128 });
+    expect(residentPlan({ B: 1, N: 77, d: 64 }, 49152)).toEqual({ overrides: { NSG: 4, OW: 64 }, rowsPerWorkgroup: 64, NP: 128 });
   });
 
   it('declines with the bytes it needs where even one subgroup does not fit', () => {

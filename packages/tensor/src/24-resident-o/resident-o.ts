@@ -21,6 +21,6 @@ export const residentO = matrixRung({
   kernel: RESIDENT_O_KERNEL,
   parts: 2,
   // As many subgroups per workgroup as fit, as in rung 23 (its workgroup memory holds 16 bytes more: `movedAt`).
-  plan: subgroupPlan(RESIDENT_O_KERNEL),
+  plan: subgroupPlan(RESIDENT_O_KERNEL, { wideUnlessFewerSubgroups: true }),
   mainReads: 'qkv16v',
 });

@@ -15,6 +15,8 @@
 //    workgroupUniformLoad (a flush has barriers, which need uniform control flow).
 // 3. The next K tile is written to workgroup memory right after the S products and V_j at the top of the tile: no
 //    barrier waits for a copy alone, and both are read into registers a tile ahead.
+// 4. Where that fits more subgroups (d = 80-128), each subgroup's S tile is BC columns wide and o passes through it
+//    OW columns at a time in a flush (rung 25's change, made here later): twice the subgroups in the H100's 48 KiB.
 // Why it should be faster: no O update and one barrier fewer per tile. Everything else is staged-matrix's:
 // docs/rungs/23-staged-matrix.md.
 // Measured (H100): 1.06-1.08× staged-matrix at four of the six bench shapes (12.78 against 13.78 ms at 2×32768×64),
@@ -56,7 +58,11 @@ override DK: u32 = D / 16u;          // fragments across d
 override BR: u32 = 16u * NSG;        // query rows per workgroup
 override KS: u32 = D + 8u;           // row stride of the K and V tiles (f16)
 override KT: u32 = BC * KS;          // one K or V tile
-override SO: u32 = max(BC, D) + 4u;  // row stride of a subgroup's S tile and of o in a flush (f32)
+// Columns of o that pass through a subgroup's S tile at once (a flush takes D / OW rounds): min(BC, D) where that
+// divides D, else 16, so that the S tiles are BC columns wide, not D. The plan sets OW = D (one round, rung 24's
+// first form) unless the narrow tiles fit more subgroups: at d = 80-128 they fit twice as many.
+override OW: u32 = 16u + (min(BC, D) - 16u) * (1u - min(D % min(BC, D), 1u));
+override SO: u32 = max(BC, OW) + 4u; // row stride of a subgroup's S tile (f32)
 const PS: u32 = BC + 8u;             // row stride of the P̃ tiles (f16)
 override WG: u32 = 32u * NSG;        // invocations per workgroup
 override D8: u32 = D / 8u;           // vectors of 8 f16 per row
@@ -66,7 +72,7 @@ override PH: u32 = min(PH_MAX, KH / WG);         // of each half, read a step ah
 
 // Every workgroup variable is a multiple of 16 bytes: the matrix loads and stores need their arrays 16-byte aligned.
 var<workgroup> KV: array<f16, 4u * KT>;       // Kh, Kl, Vh, Vl of tile j, BC rows of KS each
-var<workgroup> Sf: array<f32, BR * SO>;       // per subgroup: its S tile, or o in a flush (16 rows of SO)
+var<workgroup> Sf: array<f32, BR * SO>;       // per subgroup: its S tile, or OW columns of o in a flush (16 rows of SO)
 var<workgroup> Ph: array<f16, BR * PS>;       // per subgroup: P̃, high part (16 rows of PS)
 var<workgroup> Pl: array<f16, BR * PS>;       // per subgroup: P̃, low part
 var<workgroup> movedAt: vec4<u32>;            // .x: the last tile at which some row's m_i moved (16 bytes, as above)
@@ -178,7 +184,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   var l = 0.0;                          // this invocation's half of the row's running sum
   var o: array<A, DK_MAX>;              // the subgroup's 16 rows of O since the last flush, DK fragments across d
   for (var n = 0u; n < DK; n++) { o[n] = A(); }
-  var oRow: array<f32, 64>;             // row r of O up to the last flush, columns 2·((k + rot) mod D/2) + h
+  var oRow: array<f32, 64>;             // row r of O up to the last flush: oRow[8·n0 + k] is column
+                                        // 16·n0 + 2·((k + rot) mod OW/2) + h, n0 a multiple of OW/16
   for (var k = 0u; k < D / 2u; k++) { oRow[k] = 0.0; }
 
   // K_0 into KV now; V_0 and every later tile's vectors through registers, a step ahead (KH: the K half of a tile).
@@ -298,10 +305,15 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     // FLUSH tiles, and whenever some row's m_i moved, oRow = α · (oRow + o) and o starts again from zero.
     let moved = workgroupUniformLoad(&movedAt).x == j && j > 0u;
     if (moved || (j % FLUSH == 0u && j > 0u)) {
-      for (var n = 0u; n < DK; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n], SO); }
-      workgroupBarrier();
-      for (var k = 0u; k < D / 2u; k++) {
-        oRow[k] = (oRow[k] + Sf[sBase + 2u * ((k + rot) % (D / 2u)) + h]) * alpha;
+      for (var n0 = 0u; n0 < DK; n0 += OW / 16u) {
+        if (n0 > 0u) { workgroupBarrier(); }  // the last round is read
+        for (var n = 0u; n < OW / 16u; n++) {
+          subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n0 + n], SO);
+        }
+        workgroupBarrier();
+        for (var k = 0u; k < OW / 2u; k++) {
+          oRow[8u * n0 + k] = (oRow[8u * n0 + k] + Sf[sBase + 2u * ((k + rot) % (OW / 2u)) + h]) * alpha;
+        }
       }
       for (var n = 0u; n < DK; n++) { o[n] = A(); }
     }
@@ -321,15 +333,19 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   }
 
   // O_i = (oRow + o) / ℓ_i, o through the subgroup's Sf rows; rows past N not written.
-  workgroupBarrier();  // every subgroup has read its last S tile
-  for (var n = 0u; n < DK; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n], SO); }
-  workgroupBarrier();
   let inv = 1.0 / (l + subgroupShuffleXor(l, 1u));
   let row = row0 + r;
-  if (row < N) {
-    for (var k = 0u; k < D / 2u; k++) {
-      let col = 2u * ((k + rot) % (D / 2u)) + h;
-      O[(b * N + row) * D + col] = (oRow[k] + Sf[sBase + col]) * inv;
+  for (var n0 = 0u; n0 < DK; n0 += OW / 16u) {
+    workgroupBarrier();  // every subgroup has read its last S tile, or the last round
+    for (var n = 0u; n < OW / 16u; n++) {
+      subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n0 + n], SO);
+    }
+    workgroupBarrier();
+    if (row < N) {
+      for (var k = 0u; k < OW / 2u; k++) {
+        let col = 2u * ((k + rot) % (OW / 2u)) + h;
+        O[(b * N + row) * D + 16u * n0 + col] = (oRow[8u * n0 + k] + Sf[sBase + col]) * inv;
+      }
     }
   }
 }
