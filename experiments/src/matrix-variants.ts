@@ -12,7 +12,7 @@
  * Dawn sometimes crashed when a second shape was run in the same process, hence one variant and shape per process.
  */
 import type { Shape } from '@fa/io';
-import { F16_RESIDENT_KERNEL, RESIDENT_O_KERNEL, STAGED_MATRIX_KERNEL, SUBGROUP_MATRIX_FEATURE, subgroupPlan } from '@fa/tensor';
+import { F16_RESIDENT_KERNEL, RESIDENT_O_KERNEL, residentOPlan, STAGED_MATRIX_KERNEL, SUBGROUP_MATRIX_FEATURE, subgroupPlan } from '@fa/tensor';
 import { atMost, parseShape, shapeLabel, UsageError, type ShapeArg } from './args.js';
 import type { Experiment } from './experiment.js';
 import {
@@ -47,6 +47,16 @@ export interface MatrixRungVariants {
 }
 
 /**
+ * `code` with each `[from, to]` of `edits` replaced, or an error naming `file` and `editor` when some `from` is not in
+ * it (the kernel changed under the edit).
+ */
+function editKernel(code: string, edits: readonly (readonly [string, string])[], file: string, editor: string): string {
+  const missing = edits.find(([from]) => !code.includes(from));
+  if (missing) throw new Error(`${file}: no \`${missing[0].trim().split('\n')[0] ?? ''}\`; update ${editor}`);
+  return edits.reduce((text, [from, to]) => text.replace(from, to), code);
+}
+
+/**
  * resident-o with its softmax reading S and writing P̃ four neighbouring keys at a time (each invocation's 16 keys of
  * its row as 4 vectors of 4, the same halves and rotation by chunk): the design that doubled the elementwise pass in
  * `subgroup-matrix-bench designs`. Edits the kernel's text; throws if the loops it replaces have changed.
@@ -69,9 +79,8 @@ export function vectorSoftmax(code: string): string {
       Ph[pBase + col] = f16(ph);
       Pl[pBase + col] = f16(p - ph);
     }`;
-  if (!code.includes(scores) || !code.includes(weights)) throw new Error('resident-o.wgsl: the softmax loops have changed; update vectorSoftmax');
-  return code
-    .replace(
+  return editKernel(code, [
+    [
       scores,
       `    var sv: array<vec4<f32>, 4>;   // BC / 8 chunks of 4 neighbouring keys
     var mx = LOWEST;
@@ -83,8 +92,8 @@ export function vectorSoftmax(code: string): string {
       sv[k] = v;
       mx = max(mx, max(max(v.x, v.y), max(v.z, v.w)));
     }`,
-    )
-    .replace(
+    ],
+    [
       weights,
       `    var sum = 0.0;
     for (var k = 0u; k < BC / 8u; k++) {
@@ -97,7 +106,8 @@ export function vectorSoftmax(code: string): string {
       Ph[at] = f16(ph.x); Ph[at + 1u] = f16(ph.y); Ph[at + 2u] = f16(ph.z); Ph[at + 3u] = f16(ph.w);
       Pl[at] = f16(pl.x); Pl[at + 1u] = f16(pl.y); Pl[at + 2u] = f16(pl.z); Pl[at + 3u] = f16(pl.w);
     }`,
-    );
+    ],
+  ], 'resident-o.wgsl', 'vectorSoftmax');
 }
 
 /**
@@ -113,8 +123,7 @@ export function plainF16(code: string): string {
     '        o[n] = subgroupMatrixMultiplyAccumulate(pl, vh, o[n]);\n',
     '        o[n] = subgroupMatrixMultiplyAccumulate(ph, vl, o[n]);\n',
   ];
-  if (lowProducts.some((line) => !code.includes(line))) throw new Error('resident-o.wgsl: the products have changed; update plainF16');
-  return lowProducts.reduce((text, line) => text.replace(line, ''), code);
+  return editKernel(code, lowProducts.map((line) => [line, ''] as const), 'resident-o.wgsl', 'plainF16');
 }
 
 /**
@@ -198,10 +207,6 @@ export function directFragments(code: string): string {
     if (a < 0 || b < 0) throw new Error(`f16-resident.wgsl: no \`${from.trim()}\`; update directFragments`);
     return text.slice(0, a) + by + text.slice(b);
   };
-  const swap = (text: string, from: string, to: string): string => {
-    if (!text.includes(from)) throw new Error(`f16-resident.wgsl: no \`${from}\`; update directFragments`);
-    return text.replace(from, to);
-  };
   let text = cut(code, '  // Q_i through KV', '  // This invocation', `  let row0 = i * BR + 16u * sg;
   var q: array<L, DK_MAX>;
   for (var k = 0u; k < DK; k++) { q[k] = subgroupMatrixLoad<L, row_major>(&qkv16, q0 + row0 * D + 16u * k, D); }
@@ -210,11 +215,12 @@ export function directFragments(code: string): string {
   text = cut(text, '  // K_0 into KV now', '  for (var j = 0u; j < Tc; j++) {', '  let Tc = (N + BC - 1u) / BC;\n');
   text = cut(text, '    // V_j into KV', '    // S = Q_i K_jᵀ');
   text = cut(text, '    // K_(j+1) into KV.', '    // Online softmax');
-  text = swap(text, 'subgroupMatrixLoad<R, col_major>(&KV, 16u * c * KS + 16u * k, KS)',
-    'subgroupMatrixLoad<R, col_major>(&qkv16, q0 + params.NP * D + (j * BC + 16u * c) * D + 16u * k, D)');
-  text = swap(text, 'subgroupMatrixLoad<R, row_major>(&KV, KT + 16u * c * KS + 16u * n, KS)',
-    'subgroupMatrixLoad<R, row_major>(&qkv16, q0 + 2u * params.NP * D + (j * BC + 16u * c) * D + 16u * n, D)');
-  return text;
+  return editKernel(text, [
+    ['subgroupMatrixLoad<R, col_major>(&KV, 16u * c * KS + 16u * k, KS)',
+      'subgroupMatrixLoad<R, col_major>(&qkv16, q0 + params.NP * D + (j * BC + 16u * c) * D + 16u * k, D)'],
+    ['subgroupMatrixLoad<R, row_major>(&KV, KT + 16u * c * KS + 16u * n, KS)',
+      'subgroupMatrixLoad<R, row_major>(&qkv16, q0 + 2u * params.NP * D + (j * BC + 16u * c) * D + 16u * n, D)'],
+  ], 'f16-resident.wgsl', 'directFragments');
 }
 
 /**
@@ -248,8 +254,7 @@ export function outputAsAccumulator(code: string): string {
     ['        O[(b * N + row) * D + 16u * n0 + col] = (oRow[8u * n0 + k] + Sf[sBase + col]) * inv;',
       '        let at = (b * N + row) * D + 16u * n0 + col;\n        var sum = Sf[sBase + col];\n        if (flushed) { sum += O[at]; }\n        O[at] = sum * inv;'],
   ];
-  for (const [from] of edits) if (!code.includes(from)) throw new Error('f16-resident.wgsl: the flush has changed; update outputAsAccumulator');
-  return edits.reduce((text, [from, to]) => text.replace(from, to), code);
+  return editKernel(code, edits, 'f16-resident.wgsl', 'outputAsAccumulator');
 }
 
 /**
@@ -263,24 +268,25 @@ export function leanSoftmax(code: string): string {
     ['      Pt[at] = f16(p.x);\n      Pt[at + 1u] = f16(p.y);\n      Pt[at + 2u] = f16(p.z);\n      Pt[at + 3u] = f16(p.w);',
       '      let p16 = vec4<f16>(p);\n      Pt[at] = p16.x;\n      Pt[at + 1u] = p16.y;\n      Pt[at + 2u] = p16.z;\n      Pt[at + 3u] = p16.w;'],
   ];
-  for (const [from] of edits) if (!code.includes(from)) throw new Error('f16-resident.wgsl: the softmax has changed; update leanSoftmax');
-  return edits.reduce((text, [from, to]) => text.replace(from, to), code);
+  return editKernel(code, edits, 'f16-resident.wgsl', 'leanSoftmax');
 }
+
+const f16ResidentPlan = subgroupPlan(F16_RESIDENT_KERNEL);
 
 /** o added to O in f32 registers every tile, every 2, 4 or 16 tiles, or never (the rung: every 8). */
 const FLUSHES = { 'flush-1': { FLUSH: 1 }, 'flush-2': { FLUSH: 2 }, 'flush-4': { FLUSH: 4 }, 'flush-16': { FLUSH: 16 }, 'never-flush': { FLUSH: 0x40000000 } };
 
 export const MATRIX_RUNGS: Readonly<Record<string, MatrixRungVariants>> = {
   'staged-matrix': { code: STAGED_MATRIX_KERNEL.code, plan: subgroupPlan(STAGED_MATRIX_KERNEL), variants: { kernel: {} } },
-  'resident-o': { code: RESIDENT_O_KERNEL.code, plan: subgroupPlan(RESIDENT_O_KERNEL, { wideUnlessFewerSubgroups: true }), variants: { kernel: {}, ...FLUSHES } },
-  'resident-o-vec4': { code: vectorSoftmax(RESIDENT_O_KERNEL.code), plan: subgroupPlan(RESIDENT_O_KERNEL, { wideUnlessFewerSubgroups: true }), variants: { kernel: {} } },
-  'resident-o-f16': { code: plainF16(vectorSoftmax(RESIDENT_O_KERNEL.code)), plan: subgroupPlan(RESIDENT_O_KERNEL, { wideUnlessFewerSubgroups: true }), variants: { kernel: {} } },
-  'f16-resident': { code: F16_RESIDENT_KERNEL.code, plan: subgroupPlan(F16_RESIDENT_KERNEL), variants: F16_RESIDENT_VARIANTS },
-  'f16-resident-in-place': { code: inPlaceRescale(F16_RESIDENT_KERNEL.code), plan: subgroupPlan(F16_RESIDENT_KERNEL), variants: { kernel: {}, 'nsg-8': { NSG: 8 }, 'bc-64': { BC: 64 } } },
-  'f16-resident-direct': { code: directFragments(F16_RESIDENT_KERNEL.code), plan: subgroupPlan(F16_RESIDENT_KERNEL), variants: F16_RESIDENT_VARIANTS, mainReads: 'qkv16' },
-  'f16-resident-o-global': { code: outputAsAccumulator(F16_RESIDENT_KERNEL.code), plan: subgroupPlan(F16_RESIDENT_KERNEL), variants: F16_RESIDENT_VARIANTS },
-  'f16-resident-lean-softmax': { code: leanSoftmax(F16_RESIDENT_KERNEL.code), plan: subgroupPlan(F16_RESIDENT_KERNEL), variants: { kernel: {} } },
-  'f16-resident-unstaged': { code: withoutStaging(F16_RESIDENT_KERNEL.code), plan: subgroupPlan(F16_RESIDENT_KERNEL), variants: F16_RESIDENT_VARIANTS },
+  'resident-o': { code: RESIDENT_O_KERNEL.code, plan: residentOPlan, variants: { kernel: {}, ...FLUSHES } },
+  'resident-o-vec4': { code: vectorSoftmax(RESIDENT_O_KERNEL.code), plan: residentOPlan, variants: { kernel: {} } },
+  'resident-o-f16': { code: plainF16(vectorSoftmax(RESIDENT_O_KERNEL.code)), plan: residentOPlan, variants: { kernel: {} } },
+  'f16-resident': { code: F16_RESIDENT_KERNEL.code, plan: f16ResidentPlan, variants: F16_RESIDENT_VARIANTS },
+  'f16-resident-in-place': { code: inPlaceRescale(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: { kernel: {}, 'nsg-8': { NSG: 8 }, 'bc-64': { BC: 64 } } },
+  'f16-resident-direct': { code: directFragments(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: F16_RESIDENT_VARIANTS, mainReads: 'qkv16' },
+  'f16-resident-o-global': { code: outputAsAccumulator(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: F16_RESIDENT_VARIANTS },
+  'f16-resident-lean-softmax': { code: leanSoftmax(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: { kernel: {} } },
+  'f16-resident-unstaged': { code: withoutStaging(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: F16_RESIDENT_VARIANTS },
 };
 
 

@@ -29,9 +29,10 @@ export function subgroupPlan(kernel: KernelSource, { wideUnlessFewerSubgroups = 
       while (NSG > 1 && matrixWorkgroupBytes(kernel, d, { NSG, ...overrides }) > workgroupLimit) NSG /= 2;
       return NSG;
     };
+    const plan = (NSG: number, overrides: Record<string, number> = {}): MatrixPlan => ({ overrides: { NSG, ...overrides }, rowsPerWorkgroup: 16 * NSG, NP: scratchRows(N) });
     const narrow = subgroups({});
-    const wide = wideUnlessFewerSubgroups ? subgroups({ OW: d }) : narrow;
-    const overrides: Record<string, number> = wide < narrow || !wideUnlessFewerSubgroups ? { NSG: narrow } : { NSG: wide, OW: d };
-    return { overrides, rowsPerWorkgroup: 16 * (overrides.NSG as number), NP: scratchRows(N) };
+    if (!wideUnlessFewerSubgroups) return plan(narrow);
+    const wide = subgroups({ OW: d });
+    return wide < narrow ? plan(narrow) : plan(wide, { OW: d });
   };
 }

@@ -15,7 +15,7 @@ import { TENSOR_SHAPES } from '../../ladder/test/tensor-shapes.js';
 import { F16_MATRIX_KERNEL } from '../src/16-f16-matrix/f16-matrix.js';
 import { COMPENSATED_MATRIX_KERNEL } from '../src/17-compensated-matrix/compensated-matrix.js';
 import { STAGED_MATRIX_KERNEL } from '../src/23-staged-matrix/staged-matrix.js';
-import { RESIDENT_O_KERNEL } from '../src/24-resident-o/resident-o.js';
+import { RESIDENT_O_KERNEL, residentOPlan } from '../src/24-resident-o/resident-o.js';
 import { compensatedMatrix as compensated, f16Matrix, residentO as resident, stagedMatrix as staged, SUBGROUP_MATRIX_FEATURE } from '../src/index.js';
 import { matrixPlan } from '../src/matrix-rung.js';
 import { subgroupPlan } from '../src/subgroup-plan.js';
@@ -26,7 +26,7 @@ afterAll(() => {
 });
 
 const stagedPlan = subgroupPlan(STAGED_MATRIX_KERNEL);
-const residentPlan = subgroupPlan(RESIDENT_O_KERNEL, { wideUnlessFewerSubgroups: true });
+const residentPlan = residentOPlan;
 /** Workgroup memory of `main` with NSG subgroups at head size d. */
 const stagedBytes = (NSG: number, D: number) => kernelWorkgroupBytes(STAGED_MATRIX_KERNEL.code, { D, NSG });
 const residentBytes = (NSG: number, D: number) => kernelWorkgroupBytes(RESIDENT_O_KERNEL.code, { D, NSG, OW: D });

@@ -10,6 +10,12 @@ import code from './resident-o.wgsl';
 
 export const RESIDENT_O_KERNEL = { label: 'resident-o.wgsl', code };
 
+/**
+ * As many subgroups per workgroup as fit, as in rung 23 (its workgroup memory holds 16 bytes more: `movedAt`), with S
+ * tiles d columns wide unless BC-wide ones fit more subgroups.
+ */
+export const residentOPlan = subgroupPlan(RESIDENT_O_KERNEL, { wideUnlessFewerSubgroups: true });
+
 export const residentO = matrixRung({
   id: 'resident-o',
   parent: 'staged-matrix',
@@ -20,7 +26,6 @@ export const residentO = matrixRung({
     'that the workgroup waits three times per tile instead of four.',
   kernel: RESIDENT_O_KERNEL,
   parts: 2,
-  // As many subgroups per workgroup as fit, as in rung 23 (its workgroup memory holds 16 bytes more: `movedAt`).
-  plan: subgroupPlan(RESIDENT_O_KERNEL, { wideUnlessFewerSubgroups: true }),
+  plan: residentOPlan,
   mainReads: 'qkv16v',
 });
