@@ -3,7 +3,7 @@
  * variants of it, one variant per process, on random ±3 data, and checks the output against a float64 computation on
  * sampled rows. A variant is the rung's plan for the shape (its override constants) with some of them set otherwise
  * (resident-o's FLUSH; f16-resident's NSG, BC, OW, SO and FLUSH), of a kernel whose text is the rung's or an edit of it:
- * a design (resident-o-vec4, f16-resident-in-place, ...) or a bound that leaves part of the work out (f16-resident-
+ * a design (resident-o-one-key, f16-resident-in-place, ...) or a bound that leaves part of the work out (f16-resident-
  * unstaged). Older knock-outs the rungs' pages record are no longer built (experiments/README.md).
  * Needs a GPU with f16 subgroup matrices (an H100 through Dawn with allow_unsafe_apis and vulkan_enable_f16_on_nvidia).
  * Prints: B×N×d, the rung and variant, the best of 3 timed runs after a warm-up, TFLOP/s (4·B·N²·d flops) and the max
@@ -57,32 +57,13 @@ function editKernel(code: string, edits: readonly (readonly [string, string])[],
 }
 
 /**
- * resident-o with its softmax reading S and writing P̃ four neighbouring keys at a time (each invocation's 16 keys of
- * its row as 4 vectors of 4, the same halves and rotation by chunk): the design that doubled the elementwise pass in
- * `subgroup-matrix-bench designs`. Edits the kernel's text; throws if the loops it replaces have changed.
+ * resident-o with its softmax one key at a time, as it was before it took rung 25's four neighbouring keys per read:
+ * each invocation's 16 keys of its row one by one (the same halves, the rotation by pair). Edits the kernel's text;
+ * throws if the loops it replaces have changed.
  */
-export function vectorSoftmax(code: string): string {
-  const scores = `    var sv: array<f32, 16>;   // BC / 2
-    var mx = LOWEST;
-    for (var k = 0u; k < BC / 2u; k++) {
-      let col = 2u * ((k + rot) % (BC / 2u)) + h;
-      sv[k] = LOWEST;
-      if (j * BC + col < N) { sv[k] = Sf[sBase + col]; }
-      mx = max(mx, sv[k]);
-    }`;
-  const weights = `    var sum = 0.0;
-    for (var k = 0u; k < BC / 2u; k++) {
-      let col = 2u * ((k + rot) % (BC / 2u)) + h;
-      let p = exp2(sv[k] - m);
-      sum += p;
-      let ph = hi1(p);
-      Ph[pBase + col] = f16(ph);
-      Pl[pBase + col] = f16(p - ph);
-    }`;
+export function oneKeySoftmax(code: string): string {
   return editKernel(code, [
-    [
-      scores,
-      `    var sv: array<vec4<f32>, 4>;   // BC / 8 chunks of 4 neighbouring keys
+    [`    var sv: array<vec4<f32>, BC / 8u>;
     var mx = LOWEST;
     for (var k = 0u; k < BC / 8u; k++) {
       let col = 4u * (2u * ((k + rot) % (BC / 8u)) + h);
@@ -92,10 +73,15 @@ export function vectorSoftmax(code: string): string {
       sv[k] = v;
       mx = max(mx, max(max(v.x, v.y), max(v.z, v.w)));
     }`,
-    ],
-    [
-      weights,
-      `    var sum = 0.0;
+      `    var sv: array<f32, 16>;   // BC / 2
+    var mx = LOWEST;
+    for (var k = 0u; k < BC / 2u; k++) {
+      let col = 2u * ((k + rot) % (BC / 2u)) + h;
+      sv[k] = LOWEST;
+      if (j * BC + col < N) { sv[k] = Sf[sBase + col]; }
+      mx = max(mx, sv[k]);
+    }`],
+    [`    var sum = 0.0;
     for (var k = 0u; k < BC / 8u; k++) {
       let col = 4u * (2u * ((k + rot) % (BC / 8u)) + h);
       let p = exp2(sv[k] - m);
@@ -106,12 +92,20 @@ export function vectorSoftmax(code: string): string {
       Ph[at] = f16(ph.x); Ph[at + 1u] = f16(ph.y); Ph[at + 2u] = f16(ph.z); Ph[at + 3u] = f16(ph.w);
       Pl[at] = f16(pl.x); Pl[at + 1u] = f16(pl.y); Pl[at + 2u] = f16(pl.z); Pl[at + 3u] = f16(pl.w);
     }`,
-    ],
-  ], 'resident-o.wgsl', 'vectorSoftmax');
+      `    var sum = 0.0;
+    for (var k = 0u; k < BC / 2u; k++) {
+      let col = 2u * ((k + rot) % (BC / 2u)) + h;
+      let p = exp2(sv[k] - m);
+      sum += p;
+      let ph = hi(vec4<f32>(p)).x;
+      Ph[pBase + col] = f16(ph);
+      Pl[pBase + col] = f16(p - ph);
+    }`],
+  ], 'resident-o.wgsl', 'oneKeySoftmax');
 }
 
 /**
- * resident-o-vec4 with one product per multiply instead of three (Qh·Khᵀ and P̃h·Vh, the low parts staged but not
+ * resident-o with one product per multiply instead of three (Qh·Khᵀ and P̃h·Vh, the low parts staged but not
  * used): what rung 24's loop would reach as a plain f16 kernel, an error of f16's order. Edits the kernel's text.
  */
 export function plainF16(code: string): string {
@@ -271,6 +265,50 @@ export function leanSoftmax(code: string): string {
   return editKernel(code, edits, 'f16-resident.wgsl', 'leanSoftmax');
 }
 
+/**
+ * f16-resident with PAD floats of workgroup memory it does not otherwise use (read and written only when N = 0, so
+ * that no compiler drops them): the workgroup's memory grows, nothing else changes. Maps how the speed falls with the
+ * memory a workgroup declares, apart from bank layouts (which `so-44` and `ks-88` also change).
+ */
+export function withPadding(code: string): string {
+  return editKernel(code, [
+    ['var<workgroup> movedAt: vec4<u32>;', 'var<workgroup> movedAt: vec4<u32>;\noverride PAD: u32 = 4u;\nvar<workgroup> padding: array<f32, PAD>;'],
+    ['  if (b >= params.batches) { return; }\n', '  if (b >= params.batches) { return; }\n  if (N == 0u) { padding[t % PAD] = 1.0; workgroupBarrier(); O[t] = padding[(t + 1u) % PAD]; }\n'],
+  ], 'f16-resident.wgsl', 'withPadding');
+}
+
+/** Workgroup memory added by `withPadding`: 1, 2, 3, 4, 8 and 21 KiB (to 24, 25, 26, 27, 31 and 44 KiB at d = 64). */
+const PADDINGS = Object.fromEntries([0, 1, 2, 3, 4, 8, 21].map((kib) => [`pad-${kib}k`, { PAD: Math.max(4, 256 * kib) }]));
+
+/**
+ * f16-resident with each subgroup's P̃ written where K_j was, not in a tile of its own: at d = 64 the workgroup's memory
+ * falls from 23.0 to 18.5 KiB. K_j and V_j are then both copied at the top of the tile (K_(j+1) cannot be written
+ * during the softmax, where P̃ now lies), so the loop takes a fourth barrier, between the copies and S = Q_i K_jᵀ.
+ * Edits the kernel's text; throws if the parts it replaces have changed.
+ */
+export function pInKeyTile(code: string): string {
+  const kNext = code.indexOf('    // K_(j+1) into KV.');
+  const softmax = code.indexOf('    // Online softmax');
+  if (kNext < 0 || softmax < kNext) throw new Error('f16-resident.wgsl: the loop has changed; update pInKeyTile');
+  const edits: [string, string][] = [
+    ['var<workgroup> KV: array<f16, max(2u * KT, BR * KS)>;',
+      'override VO: u32 = max(KT, BR * PS);   // where V starts in KV: after K_j, or the P̃ tiles that take its place\nvar<workgroup> KV: array<f16, max(VO + KT, BR * KS)>;'],
+    ['var<workgroup> Pt: array<f16, BR * PS>;       // per subgroup: P̃ (16 rows of PS)\n', ''],
+    ['  for (var e = t; e < KH; e += WG) { put8(tileSlot(e), tileVector(kv0, 0u, e)); }\n', ''],
+    ['    nextV[u] = tileVector(kv0, 0u, KH + t + WG * u);\n  }',
+      '    nextK[u] = tileVector(kv0, 0u, t + WG * u);\n    nextV[u] = tileVector(kv0, 0u, KH + t + WG * u);\n  }'],
+    ['    for (var e = KH + t + WG * PH; e < TILE_VEC; e += WG) { put8(tileSlot(e), tileVector(kv0, j, e)); }',
+      '    for (var u = 0u; u < PH; u++) { put8(tileSlot(t + WG * u), nextK[u]); }\n    for (var e = t + WG * PH; e < KH; e += WG) { put8(tileSlot(e), tileVector(kv0, j, e)); }\n    for (var e = KH + t + WG * PH; e < TILE_VEC; e += WG) { put8(tileSlot(e), tileVector(kv0, j, e)); }'],
+    ['    // S = Q_i K_jᵀ for this subgroup', '    workgroupBarrier();  // K_j and V_j are in KV\n\n    // S = Q_i K_jᵀ for this subgroup'],
+  ];
+  const cut = code.slice(0, kNext) + code.slice(softmax);
+  return editKernel(cut, edits, 'f16-resident.wgsl', 'pInKeyTile')
+    .replaceAll('* KT +', '* VO +')
+    .replace('&KV, KT + 16u * c * KS', '&KV, VO + 16u * c * KS')
+    .replaceAll('Pt[', 'KV[')
+    .replaceAll('&Pt,', '&KV,');
+}
+
 const f16ResidentPlan = subgroupPlan(F16_RESIDENT_KERNEL);
 
 /** o added to O in f32 registers every tile, every 2, 4 or 16 tiles, or never (the rung: every 8). */
@@ -279,14 +317,16 @@ const FLUSHES = { 'flush-1': { FLUSH: 1 }, 'flush-2': { FLUSH: 2 }, 'flush-4': {
 export const MATRIX_RUNGS: Readonly<Record<string, MatrixRungVariants>> = {
   'staged-matrix': { code: STAGED_MATRIX_KERNEL.code, plan: subgroupPlan(STAGED_MATRIX_KERNEL), variants: { kernel: {} } },
   'resident-o': { code: RESIDENT_O_KERNEL.code, plan: residentOPlan, variants: { kernel: {}, ...FLUSHES } },
-  'resident-o-vec4': { code: vectorSoftmax(RESIDENT_O_KERNEL.code), plan: residentOPlan, variants: { kernel: {} } },
-  'resident-o-f16': { code: plainF16(vectorSoftmax(RESIDENT_O_KERNEL.code)), plan: residentOPlan, variants: { kernel: {} } },
+  'resident-o-one-key': { code: oneKeySoftmax(RESIDENT_O_KERNEL.code), plan: residentOPlan, variants: { kernel: {} } },
+  'resident-o-f16': { code: plainF16(RESIDENT_O_KERNEL.code), plan: residentOPlan, variants: { kernel: {} } },
   'f16-resident': { code: F16_RESIDENT_KERNEL.code, plan: f16ResidentPlan, variants: F16_RESIDENT_VARIANTS },
   'f16-resident-in-place': { code: inPlaceRescale(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: { kernel: {}, 'nsg-8': { NSG: 8 }, 'bc-64': { BC: 64 } } },
   'f16-resident-direct': { code: directFragments(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: F16_RESIDENT_VARIANTS, mainReads: 'qkv16' },
   'f16-resident-o-global': { code: outputAsAccumulator(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: F16_RESIDENT_VARIANTS },
   'f16-resident-lean-softmax': { code: leanSoftmax(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: { kernel: {} } },
   'f16-resident-unstaged': { code: withoutStaging(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: F16_RESIDENT_VARIANTS },
+  'f16-resident-padded': { code: withPadding(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: PADDINGS },
+  'f16-resident-p-in-k': { code: pInKeyTile(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: { kernel: {}, 'ph-0': { PH: 0 }, 'ph-1': { PH: 1 } } },
 };
 
 
@@ -358,7 +398,7 @@ async function run(args: readonly string[], print: (line: string) => void): Prom
 
 export const matrixVariants: Experiment = {
   name: 'matrix-variants',
-  summary: 'the kernel of rung 23, 24 or 25 and variants of its override constants, or of its text (resident-o-vec4, resident-o-f16; f16-resident-in-place, -direct, -o-global, -lean-softmax, -unstaged)',
+  summary: 'the kernel of rung 23, 24 or 25 and variants of its override constants, or of its text (resident-o-one-key, resident-o-f16; f16-resident-in-place, -direct, -o-global, -lean-softmax, -unstaged)',
   usage: 'RUNG VARIANT [B,N,d]',
   page: 'docs/rungs/23-staged-matrix.md, docs/rungs/24-resident-o.md, docs/rungs/25-f16-resident.md',
   details: [`variants: ${variantLists()}`, 'default shape 100,2048,64; one variant per process'],

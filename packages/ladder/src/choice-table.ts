@@ -5,7 +5,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
   {
     "vendor": "nvidia",
     "device": "nvidia-h100-80gb-hbm3",
-    "source": "docs/bench/nvidia-nvidia-h100-80gb-hbm3.json (2026-11-24, 2026-11-25)",
+    "source": "docs/bench/nvidia-nvidia-h100-80gb-hbm3.json (2026-11-24, 2026-11-26)",
     "classes": [
       {
         "shapeClass": "N ≤ 256, d ≤ 32",
@@ -58,17 +58,17 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "fused-maxsmem",
           "fused"
         ],
-        "evidence": "10×2048×64: resident-o 0.292 ms, staged-matrix 0.304 ms; 500×2048×64: resident-o 11.4 ms, staged-matrix 11.8 ms"
+        "evidence": "10×2048×64: resident-o 0.277 ms, staged-matrix 0.304 ms; 500×2048×64: resident-o 10.8 ms, staged-matrix 11.8 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 32",
         "ranking": [
           "lean-loop",
+          "resident-o",
           "split-softmax",
           "split-keys",
           "row-split",
           "staged-matrix",
-          "resident-o",
           "four-rows",
           "prefetch",
           "register-tiles",
@@ -84,7 +84,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "fused-maxsmem",
           "fused"
         ],
-        "evidence": "4×32768×32: lean-loop 14.9 ms, split-softmax 15.3 ms"
+        "evidence": "4×32768×32: lean-loop 14.9 ms, resident-o 15.1 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 64",
@@ -98,28 +98,28 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "four-rows",
           "prefetch"
         ],
-        "evidence": "2×32768×64: resident-o 10.8 ms, staged-matrix 11.1 ms; 26×32768×64: resident-o 136.3 ms, staged-matrix 139.0 ms; 2×32767×64: resident-o 11.0 ms, staged-matrix 11.0 ms; 2×8192×36: lean-loop 0.661 ms, split-softmax 0.670 ms"
+        "evidence": "2×32768×64: resident-o 10.2 ms, staged-matrix 11.1 ms; 26×32768×64: resident-o 127.8 ms, staged-matrix 139.0 ms; 2×32767×64: resident-o 11.0 ms, staged-matrix 11.0 ms; 2×8192×36: lean-loop 0.661 ms, split-softmax 0.670 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 128",
         "ranking": [
           "split-keys",
-          "four-rows",
           "row-split",
+          "four-rows",
           "lean-loop",
           "split-softmax",
           "resident-o",
           "prefetch",
           "staged-matrix"
         ],
-        "evidence": "4×8192×128: split-keys 5.424 ms, four-rows 4.798 ms; 4×8192×80: split-keys 3.431 ms, four-rows 3.988 ms; 2×8192×100: split-keys 2.432 ms, four-rows 2.414 ms"
+        "evidence": "4×8192×128: split-keys 5.424 ms, row-split 5.400 ms; 4×8192×80: split-keys 3.431 ms, row-split 3.652 ms; 2×8192×100: split-keys 2.432 ms, row-split 2.431 ms"
       }
     ],
     "overall": {
       "shapeClass": "every measured shape",
       "ranking": [
-        "lean-loop",
         "resident-o",
+        "lean-loop",
         "split-softmax",
         "split-keys",
         "row-split",
@@ -127,7 +127,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
         "staged-matrix",
         "prefetch"
       ],
-      "evidence": "13600×128×32: lean-loop 0.940 ms, resident-o 2.278 ms; 10×2048×64: lean-loop 0.347 ms, resident-o 0.292 ms; 500×2048×64: lean-loop 14.7 ms, resident-o 11.4 ms; 4×32768×32: lean-loop 14.9 ms, resident-o 15.9 ms; 2×32768×64: lean-loop 15.4 ms, resident-o 10.8 ms; 26×32768×64: lean-loop 194.1 ms, resident-o 136.3 ms; 4×8192×128: lean-loop 5.620 ms, resident-o 8.381 ms; 2×32767×64: lean-loop 15.3 ms, resident-o 11.0 ms; 4×8192×80: lean-loop 3.600 ms, resident-o 2.648 ms; 2×8192×36: lean-loop 0.661 ms, split-softmax 0.670 ms; 2×8192×100: lean-loop 2.456 ms, split-softmax 2.552 ms"
+      "evidence": "13600×128×32: resident-o 2.220 ms, lean-loop 0.940 ms; 10×2048×64: resident-o 0.277 ms, lean-loop 0.347 ms; 500×2048×64: resident-o 10.8 ms, lean-loop 14.7 ms; 4×32768×32: resident-o 15.1 ms, lean-loop 14.9 ms; 2×32768×64: resident-o 10.2 ms, lean-loop 15.4 ms; 26×32768×64: resident-o 127.8 ms, lean-loop 194.1 ms; 4×8192×128: resident-o 7.918 ms, lean-loop 5.620 ms; 2×32767×64: resident-o 11.0 ms, lean-loop 15.3 ms; 4×8192×80: resident-o 2.510 ms, lean-loop 3.600 ms; 2×8192×36: lean-loop 0.661 ms, split-softmax 0.670 ms; 2×8192×100: lean-loop 2.456 ms, split-softmax 2.552 ms"
     }
   }
 ];

@@ -7,7 +7,8 @@
 // pair of fragments instead of three. The online softmax reads each invocation's 16 keys of its row as four vectors of
 // four neighbouring keys (the halves and the rotation by row kept, per vector) instead of one key at a time: a quarter
 // of the index arithmetic, and loads the compiler can merge. In `subgroup-matrix-bench designs` that doubled the
-// elementwise pass (70 → 141 TFLOP/s in the loop alone).
+// elementwise pass (70 → 141 TFLOP/s in the loop alone). (Rung 24 has since taken this softmax, and at d = 80-128 the
+// first of the two changes below.)
 // Two more changes from resident-o, for occupancy: each subgroup's S tile is BC columns wide, not max(BC, d), and o
 // passes through it in d / OW rounds when it is flushed; and o is added to O in f32 registers only when some row's m_i
 // moves (FLUSH = 0), not every 8 tiles. At d = 64 the first takes the workgroup's memory from 31.0 to 23.0 KiB, and
