@@ -61,6 +61,21 @@ describe('matrix-variants', () => {
     expect(MATRIX_RUNGS['f16-resident-in-place']?.code).not.toMatch(/oRow\[8u \* n0/);
     expect(MATRIX_RUNGS['f16-resident-o-global']?.code).not.toMatch(/oRow\[8u \* n0/);
   });
+  it('P̃ in K\'s place: no P̃ tile of its own, V after it, K_j copied at the top of the tile', () => {
+    const code = MATRIX_RUNGS['f16-resident-p-in-k']?.code ?? '';
+    expect(code).not.toMatch(/\bPt\b/);
+    expect(code).not.toMatch(/\* KT \+/);
+    expect(code).toMatch(/subgroupMatrixLoad<R, row_major>\(&KV, VO \+/);
+    expect(code).not.toMatch(/K_\(j\+1\) into KV/);
+    expect(code.split('workgroupBarrier();  // K_j and V_j are in KV').length).toBe(2);
+  });
+  it('the padding is a workgroup array the kernel touches, and the one-key edit restores the scalar softmax', () => {
+    expect(MATRIX_RUNGS['f16-resident-padded']?.code).toMatch(/var<workgroup> padding: array<f32, PAD>;[^]*padding\[t % PAD\]/);
+    expect(MATRIX_RUNGS['f16-resident-padded']?.variants['pad-4k']).toEqual({ PAD: 1024 });
+    const oneKey = MATRIX_RUNGS['resident-o-one-key']?.code ?? '';
+    expect(oneKey).toMatch(/var sv: array<f32, 16>;/);
+    expect(oneKey).not.toMatch(/array<vec4<f32>, BC \/ 8u>/);
+  });
   it('flush variants set FLUSH only', () => {
     const { constants } = matrixVariantConstants({ rung: 'resident-o', variant: 'flush-2', shape: { B: 1, N: 100, d: 32 } }, KIB48);
     expect(constants).toEqual({ D: 32, NSG: 4, OW: 32, FLUSH: 2 });
