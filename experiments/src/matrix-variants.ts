@@ -218,12 +218,13 @@ export function directFragments(code: string): string {
 }
 
 /**
- * f16-resident with O between flushes kept in the output buffer instead of in oRow registers (32 per invocation at
- * d = 64, 64 at d = 128): a flush adds o to the row's O in memory, times α, and the end adds the last o and divides by
- * ℓ. Flushes are rare (only when some row's m_i moves, with FLUSH never), so the memory traffic is too. Edits the
- * kernel's text; throws if the parts it replaces have changed.
+ * f16-resident (or resident-o, whose flush is the same text) with O between flushes kept in the output buffer instead
+ * of in oRow registers (32 per invocation at d = 64, 64 at d = 128): a flush adds o to the row's O in memory, times
+ * α, and the end adds the last o and divides by ℓ. In f16-resident flushes are rare (only when some row's m_i moves),
+ * so the memory traffic is too; in resident-o they come every FLUSH tiles. Edits the kernel's text; throws if the
+ * parts it replaces have changed.
  */
-export function outputAsAccumulator(code: string): string {
+export function outputAsAccumulator(code: string, file = 'f16-resident.wgsl'): string {
   const edits: [string, string][] = [
     ['  var oRow: array<f32, 64>;', '  var flushed = false;                  // whether O in memory holds earlier flushes (uniform)\n  // '],
     ['  for (var k = 0u; k < D / 2u; k++) { oRow[k] = 0.0; }\n', ''],
@@ -248,7 +249,7 @@ export function outputAsAccumulator(code: string): string {
     ['        O[(b * N + row) * D + 16u * n0 + col] = (oRow[8u * n0 + k] + Sf[sBase + col]) * inv;',
       '        let at = (b * N + row) * D + 16u * n0 + col;\n        var sum = Sf[sBase + col];\n        if (flushed) { sum += O[at]; }\n        O[at] = sum * inv;'],
   ];
-  return editKernel(code, edits, 'f16-resident.wgsl', 'outputAsAccumulator');
+  return editKernel(code, edits, file, 'outputAsAccumulator');
 }
 
 /**
@@ -319,6 +320,7 @@ export const MATRIX_RUNGS: Readonly<Record<string, MatrixRungVariants>> = {
   'resident-o': { code: RESIDENT_O_KERNEL.code, plan: residentOPlan, variants: { kernel: {}, ...FLUSHES } },
   'resident-o-one-key': { code: oneKeySoftmax(RESIDENT_O_KERNEL.code), plan: residentOPlan, variants: { kernel: {} } },
   'resident-o-f16': { code: plainF16(RESIDENT_O_KERNEL.code), plan: residentOPlan, variants: { kernel: {} } },
+  'resident-o-o-global': { code: outputAsAccumulator(RESIDENT_O_KERNEL.code, 'resident-o.wgsl'), plan: residentOPlan, variants: { kernel: {}, ...FLUSHES } },
   'f16-resident': { code: F16_RESIDENT_KERNEL.code, plan: f16ResidentPlan, variants: F16_RESIDENT_VARIANTS },
   'f16-resident-in-place': { code: inPlaceRescale(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: { kernel: {}, 'nsg-8': { NSG: 8 }, 'bc-64': { BC: 64 } } },
   'f16-resident-direct': { code: directFragments(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: F16_RESIDENT_VARIANTS, mainReads: 'qkv16' },

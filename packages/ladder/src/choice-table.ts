@@ -98,7 +98,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "four-rows",
           "prefetch"
         ],
-        "evidence": "2×32768×64: resident-o 10.2 ms, staged-matrix 11.1 ms; 26×32768×64: resident-o 127.8 ms, staged-matrix 139.0 ms; 2×32767×64: resident-o 11.0 ms, staged-matrix 11.0 ms; 2×8192×36: lean-loop 0.661 ms, split-softmax 0.670 ms"
+        "evidence": "2×32768×64: resident-o 10.2 ms, staged-matrix 11.1 ms; 26×32768×64: resident-o 127.8 ms, staged-matrix 139.0 ms; 2×32767×64: resident-o 10.1 ms, staged-matrix 11.0 ms; 2×8192×36: lean-loop 0.661 ms, split-softmax 0.670 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 128",
@@ -127,7 +127,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
         "staged-matrix",
         "prefetch"
       ],
-      "evidence": "13600×128×32: resident-o 2.220 ms, lean-loop 0.940 ms; 10×2048×64: resident-o 0.277 ms, lean-loop 0.347 ms; 500×2048×64: resident-o 10.8 ms, lean-loop 14.7 ms; 4×32768×32: resident-o 15.1 ms, lean-loop 14.9 ms; 2×32768×64: resident-o 10.2 ms, lean-loop 15.4 ms; 26×32768×64: resident-o 127.8 ms, lean-loop 194.1 ms; 4×8192×128: resident-o 7.918 ms, lean-loop 5.620 ms; 2×32767×64: resident-o 11.0 ms, lean-loop 15.3 ms; 4×8192×80: resident-o 2.510 ms, lean-loop 3.600 ms; 2×8192×36: lean-loop 0.661 ms, split-softmax 0.670 ms; 2×8192×100: lean-loop 2.456 ms, split-softmax 2.552 ms"
+      "evidence": "13600×128×32: resident-o 2.220 ms, lean-loop 0.940 ms; 10×2048×64: resident-o 0.277 ms, lean-loop 0.347 ms; 500×2048×64: resident-o 10.8 ms, lean-loop 14.7 ms; 4×32768×32: resident-o 15.1 ms, lean-loop 14.9 ms; 2×32768×64: resident-o 10.2 ms, lean-loop 15.4 ms; 26×32768×64: resident-o 127.8 ms, lean-loop 194.1 ms; 4×8192×128: resident-o 7.918 ms, lean-loop 5.620 ms; 2×32767×64: resident-o 10.1 ms, lean-loop 15.3 ms; 4×8192×80: resident-o 2.510 ms, lean-loop 3.600 ms; 2×8192×36: lean-loop 0.661 ms, split-softmax 0.670 ms; 2×8192×100: lean-loop 2.456 ms, split-softmax 2.552 ms"
     }
   }
 ];
