@@ -310,6 +310,19 @@ export function pInKeyTile(code: string): string {
     .replaceAll('&Pt,', '&KV,');
 }
 
+/**
+ * f16-resident with P̃ = 2^(S − m_i) taken in f16: the argument is clamped at −30 (2^−30 is below f16's smallest
+ * subnormal, so the weight is 0 as before) and converted, the exponential runs on four f16 lanes, and the row sum adds
+ * the same rounded weights that P̃ V_j multiplies. Half the exponential's work where the GPU takes two f16 lanes per
+ * instruction. Edits the kernel's text; throws if the loop it replaces has changed.
+ */
+export function halfExponential(code: string): string {
+  return editKernel(code, [
+    ['      let p = exp2(sv[k] - m);\n      sum += (p.x + p.y) + (p.z + p.w);\n      Pt[at] = f16(p.x);\n      Pt[at + 1u] = f16(p.y);\n      Pt[at + 2u] = f16(p.z);\n      Pt[at + 3u] = f16(p.w);',
+      '      let p = exp2(vec4<f16>(max(sv[k] - m, vec4<f32>(-30.0))));\n      let pf = vec4<f32>(p);\n      sum += (pf.x + pf.y) + (pf.z + pf.w);\n      Pt[at] = p.x;\n      Pt[at + 1u] = p.y;\n      Pt[at + 2u] = p.z;\n      Pt[at + 3u] = p.w;'],
+  ], 'f16-resident.wgsl', 'halfExponential');
+}
+
 const f16ResidentPlan = subgroupPlan(F16_RESIDENT_KERNEL);
 
 /** o added to O in f32 registers every tile, every 2, 4 or 16 tiles, or never (the rung: every 8). */
@@ -328,6 +341,7 @@ export const MATRIX_RUNGS: Readonly<Record<string, MatrixRungVariants>> = {
   'f16-resident-lean-softmax': { code: leanSoftmax(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: { kernel: {} } },
   'f16-resident-unstaged': { code: withoutStaging(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: F16_RESIDENT_VARIANTS },
   'f16-resident-padded': { code: withPadding(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: PADDINGS },
+  'f16-resident-half-exp': { code: halfExponential(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: { kernel: {} } },
   'f16-resident-p-in-k': { code: pInKeyTile(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: { kernel: {}, 'ph-0': { PH: 0 }, 'ph-1': { PH: 1 } } },
 };
 
