@@ -285,6 +285,8 @@ const PADDINGS = Object.fromEntries([0, 1, 2, 3, 4, 8, 21].map((kib) => [`pad-${
  * f16-resident with each subgroup's P̃ written where K_j was, not in a tile of its own: at d = 64 the workgroup's memory
  * falls from 23.0 to 18.5 KiB. K_j and V_j are then both copied at the top of the tile (K_(j+1) cannot be written
  * during the softmax, where P̃ now lies), so the loop takes a fourth barrier, between the copies and S = Q_i K_jᵀ.
+ * The memory it frees lets 5 subgroups (80 query rows) fit in 22.5 KiB (`nsg-5`; `nsg-6` takes 27.0 KiB). Rows past
+ * the scratch buffer's NP read the next matrix of the buffer (Q_i is staged whole); they are not written.
  * Edits the kernel's text; throws if the parts it replaces have changed.
  */
 export function pInKeyTile(code: string): string {
@@ -342,7 +344,7 @@ export const MATRIX_RUNGS: Readonly<Record<string, MatrixRungVariants>> = {
   'f16-resident-unstaged': { code: withoutStaging(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: F16_RESIDENT_VARIANTS },
   'f16-resident-padded': { code: withPadding(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: PADDINGS },
   'f16-resident-half-exp': { code: halfExponential(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: { kernel: {} } },
-  'f16-resident-p-in-k': { code: pInKeyTile(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: { kernel: {}, 'ph-0': { PH: 0 }, 'ph-1': { PH: 1 } } },
+  'f16-resident-p-in-k': { code: pInKeyTile(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: { kernel: {}, 'ph-0': { PH: 0 }, 'ph-1': { PH: 1 }, 'nsg-5': { NSG: 5 }, 'nsg-6': { NSG: 6 } } },
 };
 
 
