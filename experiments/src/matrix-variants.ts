@@ -303,6 +303,7 @@ export function pInKeyTile(code: string): string {
     ['    for (var e = KH + t + WG * PH; e < TILE_VEC; e += WG) { put8(tileSlot(e), tileVector(kv0, j, e)); }',
       '    for (var u = 0u; u < PH; u++) { put8(tileSlot(t + WG * u), nextK[u]); }\n    for (var e = t + WG * PH; e < KH; e += WG) { put8(tileSlot(e), tileVector(kv0, j, e)); }\n    for (var e = KH + t + WG * PH; e < TILE_VEC; e += WG) { put8(tileSlot(e), tileVector(kv0, j, e)); }'],
     ['    // S = Q_i K_jᵀ for this subgroup', '    workgroupBarrier();  // K_j and V_j are in KV\n\n    // S = Q_i K_jᵀ for this subgroup'],
+    ['    workgroupBarrier();  // K_j is in KV; every subgroup is done with V_(j−1)', '    workgroupBarrier();  // every subgroup is done with P̃ (where K_j goes) and V_(j−1)'],
   ];
   const cut = code.slice(0, kNext) + code.slice(softmax);
   return editKernel(cut, edits, 'f16-resident.wgsl', 'pInKeyTile')
@@ -416,7 +417,7 @@ async function run(args: readonly string[], print: (line: string) => void): Prom
 
 export const matrixVariants: Experiment = {
   name: 'matrix-variants',
-  summary: 'the kernel of rung 23, 24 or 25 and variants of its override constants, or of its text (resident-o-one-key, resident-o-f16; f16-resident-in-place, -direct, -o-global, -lean-softmax, -unstaged)',
+  summary: 'the kernel of rung 23, 24 or 25 and variants of its override constants, or of its text (resident-o-one-key, -f16, -o-global; f16-resident-in-place, -direct, -o-global, -lean-softmax, -padded, -p-in-k, -half-exp, -unstaged)',
   usage: 'RUNG VARIANT [B,N,d]',
   page: 'docs/rungs/23-staged-matrix.md, docs/rungs/24-resident-o.md, docs/rungs/25-f16-resident.md',
   details: [`variants: ${variantLists()}`, 'default shape 100,2048,64; one variant per process'],

@@ -68,6 +68,7 @@ describe('matrix-variants', () => {
     expect(code).toMatch(/subgroupMatrixLoad<R, row_major>\(&KV, VO \+/);
     expect(code).not.toMatch(/K_\(j\+1\) into KV/);
     expect(code.split('workgroupBarrier();  // K_j and V_j are in KV').length).toBe(2);
+    expect(code).not.toMatch(/K_j is in KV; every subgroup/);
   });
   it('the padding is a workgroup array the kernel touches, and the one-key edit restores the scalar softmax', () => {
     expect(MATRIX_RUNGS['f16-resident-padded']?.code).toMatch(/var<workgroup> padding: array<f32, PAD>;[^]*padding\[t % PAD\]/);

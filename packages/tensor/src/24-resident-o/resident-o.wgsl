@@ -21,8 +21,8 @@
 //    parts the same way (rung 25's, made here later): a quarter of the index arithmetic, 6% off 2×32768×64.
 // Why it should be faster: no O update and one barrier fewer per tile. Everything else is staged-matrix's:
 // docs/rungs/23-staged-matrix.md.
-// Measured (H100): 1.06-1.08× staged-matrix at four of the six bench shapes (12.78 against 13.78 ms at 2×32768×64),
-// 0.93× at 13600×128×32 and 4×32768×32. Page: docs/rungs/24-resident-o.md.
+// Measured (H100, 2026-11-26): 1.40-1.63× PyTorch fp32 at the four d = 64 bench shapes, 1.11× at 4×8192×80, 0.39×
+// at 4×8192×128. Against staged-matrix and the fp32 rungs: docs/rungs/24-resident-o.md.
 
 enable f16;
 enable subgroups;
@@ -172,7 +172,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   }
   workgroupBarrier();  // every subgroup has its Q fragments; KV takes the key tiles
 
-  // This invocation's row r of the subgroup's 16 and its half h of the columns; `rot` turns rows 8-15 by one pair.
+  // This invocation's row r of the subgroup's 16 and its half h of the columns; `rot` turns rows 8-15 by one pair of
+  // columns in a flush and by one pair of vectors in the softmax.
   let r = lane / 2u;
   let h = lane % 2u;
   let rot = r / 8u;
