@@ -17,6 +17,17 @@ export function editKernel(code: string, edits: readonly (readonly [string, stri
 }
 
 /**
+ * `code` with the passage from `from` up to (not including) the next `to` replaced by `by`, or an error naming `file`
+ * and `editor` when either is not in it.
+ */
+function cutBetween(code: string, from: string, to: string, file: string, editor: string, by = ''): string {
+  const a = code.indexOf(from);
+  const b = code.indexOf(to, a);
+  if (a < 0 || b < 0) throw new Error(`${file}: no \`${(a < 0 ? from : to).trim()}\`; update ${editor}`);
+  return code.slice(0, a) + by + code.slice(b);
+}
+
+/**
  * resident-o with its softmax one key at a time, as it was before it took rung 25's four neighbouring keys per read:
  * each invocation's 16 keys of its row one by one (the same halves, the rotation by pair). Edits the kernel's text;
  * throws if the loops it replaces have changed.
@@ -130,12 +141,7 @@ export function inPlaceRescale(code: string): string {
  * go. Measures what matrix loads from a storage buffer cost without Dawn's bounds checks. Binds `qkv16` in `main`.
  */
 export function directFragments(code: string): string {
-  const cut = (text: string, from: string, to: string, by = ''): string => {
-    const a = text.indexOf(from);
-    const b = text.indexOf(to, a);
-    if (a < 0 || b < 0) throw new Error(`f16-resident.wgsl: no \`${from.trim()}\`; update directFragments`);
-    return text.slice(0, a) + by + text.slice(b);
-  };
+  const cut = (text: string, from: string, to: string, by = ''): string => cutBetween(text, from, to, 'f16-resident.wgsl', 'directFragments', by);
   let text = cut(code, '  // Q_i through KV', '  // This invocation', `  let row0 = i * BR + 16u * sg;
   var q: array<L, DK_MAX>;
   for (var k = 0u; k < DK; k++) { q[k] = subgroupMatrixLoad<L, row_major>(&qkv16, q0 + row0 * D + 16u * k, D); }
@@ -222,9 +228,6 @@ export function withPadding(code: string): string {
  * Edits the kernel's text; throws if the parts it replaces have changed.
  */
 export function pInKeyTile(code: string): string {
-  const kNext = code.indexOf('    // K_(j+1) into KV.');
-  const softmax = code.indexOf('    // Online softmax');
-  if (kNext < 0 || softmax < kNext) throw new Error('f16-resident.wgsl: the loop has changed; update pInKeyTile');
   const edits: [string, string][] = [
     ['var<workgroup> KV: array<f16, max(2u * KT, BR * KS)>;',
       'override VO: u32 = max(KT, BR * PS);   // where V starts in KV: after K_j, or the P̃ tiles that take its place\nvar<workgroup> KV: array<f16, max(VO + KT, BR * KS)>;'],
@@ -236,11 +239,12 @@ export function pInKeyTile(code: string): string {
       '    for (var u = 0u; u < PH; u++) { put8(tileSlot(t + WG * u), nextK[u]); }\n    for (var e = t + WG * PH; e < KH; e += WG) { put8(tileSlot(e), tileVector(kv0, j, e)); }\n    for (var e = KH + t + WG * PH; e < TILE_VEC; e += WG) { put8(tileSlot(e), tileVector(kv0, j, e)); }'],
     ['    // S = Q_i K_jᵀ for this subgroup', '    workgroupBarrier();  // K_j and V_j are in KV\n\n    // S = Q_i K_jᵀ for this subgroup'],
     ['    workgroupBarrier();  // K_j is in KV; every subgroup is done with V_(j−1)', '    workgroupBarrier();  // every subgroup is done with P̃ (where K_j goes) and V_(j−1)'],
+    ['&KV, KT + 16u * c * KS', '&KV, VO + 16u * c * KS'],
   ];
-  const cut = code.slice(0, kNext) + code.slice(softmax);
-  return editKernel(cut, edits, 'f16-resident.wgsl', 'pInKeyTile')
+  // K_(j+1) is no longer copied during the softmax (P̃ lies where it would go).
+  const withoutNextK = cutBetween(code, '    // K_(j+1) into KV.', '    // Online softmax', 'f16-resident.wgsl', 'pInKeyTile');
+  return editKernel(withoutNextK, edits, 'f16-resident.wgsl', 'pInKeyTile')
     .replaceAll('* KT +', '* VO +')
-    .replace('&KV, KT + 16u * c * KS', '&KV, VO + 16u * c * KS')
     .replaceAll('Pt[', 'KV[')
     .replaceAll('&Pt,', '&KV,');
 }
