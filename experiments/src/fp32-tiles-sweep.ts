@@ -1,12 +1,14 @@
 /**
- * Times the kernel of an fp32 row-group rung (split-softmax by default, or lean-loop) with other tiles than its plan's:
- * invocations per workgroup WG, keys per tile BC and the prefetch of the next tile, all override constants of the
- * kernel set over the rung's own plan for the shape, one set per process, on random ±3 data, checked against float64
- * on sampled rows. Keys are not split (the `splits` uniform is 1: shapes with enough row blocks).
+ * Times the kernel of an fp32 row-group rung (split-softmax by default, or lean-loop, or lean-loop with each
+ * workgroup's key loop starting at its own tile) with other tiles than its plan's: invocations per workgroup WG, keys
+ * per tile BC and the prefetch of the next tile, all override constants of the kernel set over the rung's own plan
+ * for the shape, one set per process, on random ±3 data, checked against float64 on sampled rows. Keys are not
+ * split (the `splits` uniform is 1: shapes with enough row blocks).
  * Prints: B×N×d, the rung and tiles, the best of 3 timed runs after a warm-up, TFLOP/s and the max abs error.
  */
 import { gpuContextFromDevice, type GpuContext, type RungDefinition, type SinglePassPlan } from '@fa/core';
 import { leanLoop, leanLoopPlanFor, splitSoftmax } from '@fa/optimized';
+import { doubleBuffered, rotatedKeyStart } from './fp32-kernel-edits.js';
 import { atMost, naturals, parseShape, shapeLabel, UsageError, type ShapeArg } from './args.js';
 import type { Experiment } from './experiment.js';
 import {
@@ -24,8 +26,22 @@ import {
 } from './harness.js';
 import { assertDeclaredOverrides } from './overrides.js';
 
-/** The rungs whose kernel the sweep takes: both run lean-loop's plan. */
-export const FP32_TILE_RUNGS: Readonly<Record<string, RungDefinition>> = { 'split-softmax': splitSoftmax, 'lean-loop': leanLoop };
+const kernelOf = (rung: RungDefinition): string => {
+  const code = rung.kernels?.[0]?.code;
+  if (code === undefined) throw new Error(`${rung.id}: no kernel`);
+  return code;
+};
+
+/**
+ * The kernels the sweep takes, all run with lean-loop's plan: two rungs' and one edit (lean-loop-rotated: each
+ * workgroup's key loop starts at its own tile, fp32-kernel-edits.ts).
+ */
+export const FP32_TILE_RUNGS: Readonly<Record<string, string>> = {
+  'split-softmax': kernelOf(splitSoftmax),
+  'lean-loop': kernelOf(leanLoop),
+  'lean-loop-rotated': rotatedKeyStart(kernelOf(leanLoop)),
+  'lean-loop-double': doubleBuffered(kernelOf(leanLoop)),
+};
 
 export interface Fp32Tiles {
   WG: number;
@@ -50,9 +66,9 @@ export function parseFp32TilesArgs(args: readonly string[]): Fp32TilesArgs {
   return { tiles: { WG, BC, PREFETCH }, shape, rung };
 }
 
-/** The kernel's WGSL of one of FP32_TILE_RUNGS. */
+/** The WGSL of one of FP32_TILE_RUNGS. */
 export function fp32Kernel(rung: string): string {
-  const code = FP32_TILE_RUNGS[rung]?.kernels?.[0]?.code;
+  const code = FP32_TILE_RUNGS[rung];
   if (code === undefined) throw new Error(`${rung}: no kernel`);
   return code;
 }
@@ -97,7 +113,7 @@ async function run(args: readonly string[], print: (line: string) => void): Prom
 export const fp32TilesSweep: Experiment = {
   name: 'fp32-tiles-sweep',
   summary: "an fp32 row-group rung's kernel with other tiles (WG, BC, PREFETCH) than its plan's",
-  usage: 'WG,BC,PREFETCH [B,N,d] [split-softmax|lean-loop]',
+  usage: 'WG,BC,PREFETCH [B,N,d] [split-softmax|lean-loop|lean-loop-rotated|lean-loop-double]',
   page: 'docs/rungs/22-split-softmax.md',
   details: ['defaults: 128,32,0 500,2048,64 split-softmax; one set of tiles per process'],
   run,

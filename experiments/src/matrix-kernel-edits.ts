@@ -261,3 +261,29 @@ export function halfExponential(code: string): string {
       '      let p = exp2(vec4<f16>(max(sv[k] - m, vec4<f32>(-30.0))));\n      let pf = vec4<f32>(p);\n      sum += (pf.x + pf.y) + (pf.z + pf.w);\n      Pt[at] = p.x;\n      Pt[at + 1u] = p.y;\n      Pt[at + 2u] = p.z;\n      Pt[at + 3u] = p.w;'],
   ], 'f16-resident.wgsl', 'halfExponential');
 }
+
+/**
+ * f16-resident with each workgroup's key loop starting at its own tile: tile (j + ROTATE·i) mod Tc at step j, so the
+ * workgroups of a batch read different K/V tiles at the same moment instead of all the same one. The sum over tiles is
+ * the same in any order (the online softmax is exact up to rounding). The tile index is counted on and wrapped at Tc,
+ * not divided for at every step. ROTATE = 0 is the rung's order with the edit's index arithmetic.
+ */
+export function rotatedStart(code: string): string {
+  return editKernel(code, [
+    ['override BC: u32 = 32u;    // keys per tile: 32 or 64\n',
+      'override BC: u32 = 32u;    // keys per tile: 32 or 64\noverride ROTATE: u32 = 1u; // tiles between the first tiles of neighbouring workgroups\n'],
+    ['  let Tc = (N + BC - 1u) / BC;\n  for (var e = t; e < KH; e += WG) { put8(tileSlot(e), tileVector(kv0, 0u, e)); }',
+      '  let Tc = (N + BC - 1u) / BC;\n  let j0 = (i * ROTATE) % Tc;           // this workgroup\'s first tile\n  for (var e = t; e < KH; e += WG) { put8(tileSlot(e), tileVector(kv0, j0, e)); }'],
+    ['    nextV[u] = tileVector(kv0, 0u, KH + t + WG * u);', '    nextV[u] = tileVector(kv0, j0, KH + t + WG * u);'],
+    ['  for (var j = 0u; j < Tc; j++) {\n',
+      '  var jt = j0;                          // the tile of this step, counted on rather than divided for\n  for (var j = 0u; j < Tc; j++) {\n    let jn = select(jt + 1u, 0u, jt + 1u == Tc);  // the tile of the next step\n'],
+    ['        o[n] = subgroupMatrixMultiplyAccumulate(p, v, o[n]);\n      }\n    }\n  }\n',
+      '        o[n] = subgroupMatrixMultiplyAccumulate(p, v, o[n]);\n      }\n    }\n    jt = jn;\n  }\n'],
+    ['for (var e = KH + t + WG * PH; e < TILE_VEC; e += WG) { put8(tileSlot(e), tileVector(kv0, j, e)); }',
+      'for (var e = KH + t + WG * PH; e < TILE_VEC; e += WG) { put8(tileSlot(e), tileVector(kv0, jt, e)); }'],
+    ['params.NP + (j + 1u) * BC + (e / D8) % BC)', 'params.NP + jn * BC + (e / D8) % BC)'],
+    ['params.NP + (j + 1u) * BC + (f / D8) % BC)', 'params.NP + jn * BC + (f / D8) % BC)'],
+    ['put8(tileSlot(e), tileVector(kv0, j + 1u, e));', 'put8(tileSlot(e), tileVector(kv0, jn, e));'],
+    ['let key = vec4<u32>(j * BC + col)', 'let key = vec4<u32>(jt * BC + col)'],
+  ], 'f16-resident.wgsl', 'rotatedStart');
+}

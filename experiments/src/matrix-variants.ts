@@ -32,6 +32,7 @@ import {
 import {
   directFragments,
   halfExponential,
+  rotatedStart,
   inPlaceRescale,
   leanSoftmax,
   oneKeySoftmax,
@@ -106,6 +107,7 @@ export const MATRIX_RUNGS: Readonly<Record<string, MatrixRungVariants>> = {
   'f16-resident-unstaged': { code: withoutStaging(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: F16_RESIDENT_VARIANTS },
   'f16-resident-padded': { code: withPadding(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: PADDINGS },
   'f16-resident-half-exp': { code: halfExponential(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: { kernel: {} } },
+  'f16-resident-rotated': { code: rotatedStart(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: { kernel: {}, 'rotate-0': { ROTATE: 0 }, 'rotate-7': { ROTATE: 7 } } },
   'f16-resident-p-in-k': { code: pInKeyTile(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: { kernel: {}, 'ph-0': { PH: 0 }, 'ph-1': { PH: 1 }, 'nsg-5': { NSG: 5 }, 'nsg-6': { NSG: 6 } } },
 };
 
@@ -178,7 +180,7 @@ async function run(args: readonly string[], print: (line: string) => void): Prom
 
 export const matrixVariants: Experiment = {
   name: 'matrix-variants',
-  summary: 'the kernel of rung 23, 24 or 25 and variants of its override constants, or of its text (resident-o-one-key, -f16, -o-global; f16-resident-in-place, -direct, -o-global, -lean-softmax, -padded, -p-in-k, -half-exp, -unstaged)',
+  summary: 'the kernel of rung 23, 24 or 25 and variants of its override constants, or of its text (resident-o-one-key, -f16, -o-global; f16-resident-in-place, -direct, -o-global, -lean-softmax, -padded, -p-in-k, -half-exp, -rotated, -unstaged)',
   usage: 'RUNG VARIANT [B,N,d]',
   page: 'docs/rungs/23-staged-matrix.md, docs/rungs/24-resident-o.md, docs/rungs/25-f16-resident.md',
   details: [`variants: ${variantLists()}`, 'default shape 100,2048,64; one variant per process'],
