@@ -4,7 +4,7 @@
  * sampled rows. A variant is the rung's plan for the shape (its override constants) with some of them set otherwise
  * (resident-o's FLUSH; f16-resident's NSG, BC, OW, SO, KS, PH, FLUSH and the padding's PAD), of a kernel whose text is
  * the rung's or an edit of it (matrix-kernel-edits.ts): a design (resident-o-one-key, f16-resident-in-place, ...) or a
- * bound that leaves part of the work out (f16-resident-unstaged). Older knock-outs the rungs' pages record are no
+ * bound that leaves part of the work out or in (f16-resident-unstaged, f16-resident-triple). Older knock-outs the rungs' pages record are no
  * longer built (experiments/README.md).
  * Needs a GPU with f16 subgroup matrices (an H100 through Dawn with allow_unsafe_apis and vulkan_enable_f16_on_nvidia).
  * Prints: B×N×d, the rung and variant, the best of 3 timed runs after a warm-up, TFLOP/s (4·B·N²·d flops) and the max
@@ -33,6 +33,8 @@ import {
   directFragments,
   halfExponential,
   rotatedStart,
+  sixteenKeyTiles,
+  tripleProducts,
   inPlaceRescale,
   leanSoftmax,
   oneKeySoftmax,
@@ -98,6 +100,8 @@ export const MATRIX_RUNGS: Readonly<Record<string, MatrixRungVariants>> = {
   'resident-o': { code: RESIDENT_O_KERNEL.code, plan: residentOPlan, variants: { kernel: {}, ...FLUSHES } },
   'resident-o-one-key': { code: oneKeySoftmax(RESIDENT_O_KERNEL.code), plan: residentOPlan, variants: { kernel: {} } },
   'resident-o-f16': { code: plainF16(RESIDENT_O_KERNEL.code), plan: residentOPlan, variants: { kernel: {} } },
+  'resident-o-bc16': { code: sixteenKeyTiles(RESIDENT_O_KERNEL.code, 1), plan: residentOPlan, variants: { 'nsg-4': { NSG: 4 }, 'nsg-4-flush-16': { NSG: 4, FLUSH: 16 }, 'nsg-2': { NSG: 2 } } },
+  'resident-o-bc16-two-chains': { code: sixteenKeyTiles(RESIDENT_O_KERNEL.code, 2), plan: residentOPlan, variants: { 'nsg-4': { NSG: 4, SO: 36, OW: 16 }, 'nsg-4-flush-16': { NSG: 4, SO: 36, OW: 16, FLUSH: 16 } } },
   'resident-o-o-global': { code: outputAsAccumulator(RESIDENT_O_KERNEL.code, 'resident-o.wgsl'), plan: residentOPlan, variants: { kernel: {}, ...FLUSHES } },
   'f16-resident': { code: F16_RESIDENT_KERNEL.code, plan: f16ResidentPlan, variants: F16_RESIDENT_VARIANTS },
   'f16-resident-in-place': { code: inPlaceRescale(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: { kernel: {}, 'nsg-8': { NSG: 8 }, 'bc-64': { BC: 64 } } },
@@ -108,6 +112,7 @@ export const MATRIX_RUNGS: Readonly<Record<string, MatrixRungVariants>> = {
   'f16-resident-padded': { code: withPadding(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: PADDINGS },
   'f16-resident-half-exp': { code: halfExponential(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: { kernel: {} } },
   'f16-resident-rotated': { code: rotatedStart(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: { kernel: {}, 'rotate-0': { ROTATE: 0 }, 'rotate-7': { ROTATE: 7 } } },
+  'f16-resident-triple': { code: tripleProducts(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: { kernel: {} } },
   'f16-resident-p-in-k': { code: pInKeyTile(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: { kernel: {}, 'ph-0': { PH: 0 }, 'ph-1': { PH: 1 }, 'nsg-5': { NSG: 5 }, 'nsg-6': { NSG: 6 } } },
 };
 
@@ -180,7 +185,7 @@ async function run(args: readonly string[], print: (line: string) => void): Prom
 
 export const matrixVariants: Experiment = {
   name: 'matrix-variants',
-  summary: 'the kernel of rung 23, 24 or 25 and variants of its override constants, or of its text (resident-o-one-key, -f16, -o-global; f16-resident-in-place, -direct, -o-global, -lean-softmax, -padded, -p-in-k, -half-exp, -rotated, -unstaged)',
+  summary: 'the kernel of rung 23, 24 or 25 and variants of its override constants, or of its text (resident-o-one-key, -f16, -o-global, -bc16, -bc16-two-chains; f16-resident-in-place, -direct, -o-global, -lean-softmax, -padded, -p-in-k, -half-exp, -rotated, -triple, -unstaged)',
   usage: 'RUNG VARIANT [B,N,d]',
   page: 'docs/rungs/23-staged-matrix.md, docs/rungs/24-resident-o.md, docs/rungs/25-f16-resident.md',
   details: [`variants: ${variantLists()}`, 'default shape 100,2048,64; one variant per process'],
