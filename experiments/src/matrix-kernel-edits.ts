@@ -34,7 +34,7 @@ function cutBetween(code: string, from: string, to: string, file: string, editor
  */
 export function oneKeySoftmax(code: string): string {
   return editKernel(code, [
-    [`    var sv: array<vec4<f32>, BC / 8u>;
+    [`    var sv: array<vec4<f32>, BC_MAX / 8u>;
     var mx = LOWEST;
     for (var k = 0u; k < BC / 8u; k++) {
       let col = 4u * (2u * ((k + rot) % (BC / 8u)) + h);
@@ -81,14 +81,17 @@ export function oneKeySoftmax(code: string): string {
  */
 export function plainF16(code: string): string {
   const lowProducts = [
-    '      s0 = subgroupMatrixMultiplyAccumulate(ql[k], kh0, s0);\n',
-    '      s1 = subgroupMatrixMultiplyAccumulate(ql[k], kh1, s1);\n',
-    '      s0 = subgroupMatrixMultiplyAccumulate(qh[k], kl0, s0);\n',
-    '      s1 = subgroupMatrixMultiplyAccumulate(qh[k], kl1, s1);\n',
-    '        o[n] = subgroupMatrixMultiplyAccumulate(pl, vh, o[n]);\n',
-    '        o[n] = subgroupMatrixMultiplyAccumulate(ph, vl, o[n]);\n',
+    'subgroupMatrixMultiplyAccumulate(ql[k], kh0, s0);',
+    'subgroupMatrixMultiplyAccumulate(ql[k], kh1, s1);',
+    'subgroupMatrixMultiplyAccumulate(qh[k], kl0, s0);',
+    'subgroupMatrixMultiplyAccumulate(qh[k], kl1, s1);',
+    'subgroupMatrixMultiplyAccumulate(pl, vh, o[n]);',
+    'subgroupMatrixMultiplyAccumulate(ph, vl, o[n]);',
   ];
-  return editKernel(code, lowProducts.map((line) => [line, ''] as const), 'resident-o.wgsl', 'plainF16');
+  const lines = code.split('\n');
+  const missing = lowProducts.find((product) => !lines.some((line) => line.endsWith(product)));
+  if (missing) throw new Error(`resident-o.wgsl: no \`${missing}\`; update plainF16`);
+  return lines.filter((line) => !lowProducts.some((product) => line.endsWith(product))).join('\n');
 }
 
 /**
@@ -301,79 +304,4 @@ export function tripleProducts(code: string): string {
     ['        o[n] = subgroupMatrixMultiplyAccumulate(p, v, o[n]);',
       '        o[n] = subgroupMatrixMultiplyAccumulate(p, v, subgroupMatrixMultiplyAccumulate(p, v, subgroupMatrixMultiplyAccumulate(p, v, o[n])));'],
   ], 'f16-resident.wgsl', 'tripleProducts');
-}
-
-/**
- * resident-o with 16-key tiles (one key fragment per tile), so that four subgroups fit the H100's 48 KiB at d = 128
- * (28 KiB in all; the rung's 32-key tiles fit two): Q_i's high and low parts staged one after the other through the
- * smaller K/V tiles. With `chains` 2 the high·high products and the two cross products accumulate in two fragments,
- * stored side by side (SO ≥ 36) and added in the softmax, so that one chain's latency hides behind the other's; with 1
- * all three go into one fragment, smallest first, as in the rung.
- */
-export function sixteenKeyTiles(code: string, chains: 1 | 2): string {
-  const sBlock =
-    chains === 1
-      ? `    var s0 = A();
-    for (var k = 0u; k < DK; k++) {
-      let kh0 = subgroupMatrixLoad<R, col_major>(&KV, 16u * k, KS);
-      let kl0 = subgroupMatrixLoad<R, col_major>(&KV, KT + 16u * k, KS);
-      s0 = subgroupMatrixMultiplyAccumulate(ql[k], kh0, s0);
-      s0 = subgroupMatrixMultiplyAccumulate(qh[k], kl0, s0);
-      s0 = subgroupMatrixMultiplyAccumulate(qh[k], kh0, s0);
-    }
-    subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO, s0, SO);
-`
-      : `    var s0 = A();
-    var sx = A();
-    for (var k = 0u; k < DK; k++) {
-      let kh0 = subgroupMatrixLoad<R, col_major>(&KV, 16u * k, KS);
-      let kl0 = subgroupMatrixLoad<R, col_major>(&KV, KT + 16u * k, KS);
-      sx = subgroupMatrixMultiplyAccumulate(ql[k], kh0, sx);
-      s0 = subgroupMatrixMultiplyAccumulate(qh[k], kh0, s0);
-      sx = subgroupMatrixMultiplyAccumulate(qh[k], kl0, sx);
-    }
-    subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO, s0, SO);
-    subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u, sx, SO);
-`;
-  const edited = cutBetween(code, '    var s0 = A();\n    var s1 = A();\n', '    workgroupBarrier();  // S is in Sf', 'resident-o.wgsl', 'sixteenKeyTiles', sBlock);
-  const edits: [string, string][] = [
-    ['const BC: u32 = 32u;       // keys per tile', 'const BC: u32 = 16u;       // keys per tile'],
-    ['const NC: u32 = 2u;        // BC / 16: key fragments per tile', 'const NC: u32 = 1u;        // BC / 16: key fragments per tile'],
-    [`  for (var e = t; e < 2u * BR * D8; e += WG) {
-    let part = e / (BR * D8);         // 0 Qh, 1 Ql
-    let row = (e / D8) % BR;
-    put8((part * BR + row) * KS + 8u * (e % D8), qkv16v[(q0 + (part * params.NP + i * BR + row) * D) / 8u + e % D8]);
-  }
-  workgroupBarrier();
-  let row0 = i * BR + 16u * sg;
-  var qh: array<L, DK_MAX>;
-  var ql: array<L, DK_MAX>;
-  for (var k = 0u; k < DK; k++) {
-    qh[k] = subgroupMatrixLoad<L, row_major>(&KV, 16u * sg * KS + 16u * k, KS);
-    ql[k] = subgroupMatrixLoad<L, row_major>(&KV, (BR + 16u * sg) * KS + 16u * k, KS);
-  }
-  workgroupBarrier();`,
-      `  let row0 = i * BR + 16u * sg;
-  var qh: array<L, DK_MAX>;
-  var ql: array<L, DK_MAX>;
-  for (var part = 0u; part < 2u; part++) {   // 0 Qh, 1 Ql: BR rows each, through the 4·BC rows of KV
-    for (var e = t; e < BR * D8; e += WG) {
-      let row = e / D8;
-      put8(row * KS + 8u * (e % D8), qkv16v[(q0 + (part * params.NP + i * BR + row) * D) / 8u + e % D8]);
-    }
-    workgroupBarrier();
-    for (var k = 0u; k < DK; k++) {
-      let f = subgroupMatrixLoad<L, row_major>(&KV, 16u * sg * KS + 16u * k, KS);
-      if (part == 0u) { qh[k] = f; } else { ql[k] = f; }
-    }
-    workgroupBarrier();
-  }`],
-  ];
-  if (chains === 2) {
-    edits.push([
-      'let v = select(vec4<f32>(LOWEST), vec4<f32>(Sf[at], Sf[at + 1u], Sf[at + 2u], Sf[at + 3u]), key < vec4<u32>(N));',
-      'let v = select(vec4<f32>(LOWEST), vec4<f32>(Sf[at], Sf[at + 1u], Sf[at + 2u], Sf[at + 3u]) + vec4<f32>(Sf[at + 16u], Sf[at + 17u], Sf[at + 18u], Sf[at + 19u]), key < vec4<u32>(N));',
-    ]);
-  }
-  return editKernel(edited, edits, 'resident-o.wgsl', 'sixteenKeyTiles');
 }

@@ -2,7 +2,7 @@
  * Times the kernel of a tensor-core rung from rung 23 on (its convert and main passes in one compute pass) and
  * variants of it, one variant per process, on random ±3 data, and checks the output against a float64 computation on
  * sampled rows. A variant is the rung's plan for the shape (its override constants) with some of them set otherwise
- * (resident-o's FLUSH; f16-resident's NSG, BC, OW, SO, KS, PH, FLUSH and the padding's PAD), of a kernel whose text is
+ * (resident-o's FLUSH, BC and NSG; f16-resident's NSG, BC, OW, SO, KS, PH, FLUSH and the padding's PAD), of a kernel whose text is
  * the rung's or an edit of it (matrix-kernel-edits.ts): a design (resident-o-one-key, f16-resident-in-place, ...) or a
  * bound that leaves part of the work out or in (f16-resident-unstaged, f16-resident-triple). Older knock-outs the rungs' pages record are no
  * longer built (experiments/README.md).
@@ -33,7 +33,6 @@ import {
   directFragments,
   halfExponential,
   rotatedStart,
-  sixteenKeyTiles,
   tripleProducts,
   inPlaceRescale,
   leanSoftmax,
@@ -92,16 +91,17 @@ const PADDINGS = Object.fromEntries([0, 1, 2, 3, 4, 8, 21].map((kib) => [`pad-${
 
 const f16ResidentPlan = subgroupPlan(F16_RESIDENT_KERNEL);
 
-/** o added to O in f32 registers every tile, every 2, 4 or 16 tiles, or never (the rung: every 8). */
+/** o added to O in f32 registers every tile, every 2, 4 or 16 tiles, or never (the rung: every 256 keys, 8 tiles of 32). */
 const FLUSHES = { 'flush-1': { FLUSH: 1 }, 'flush-2': { FLUSH: 2 }, 'flush-4': { FLUSH: 4 }, 'flush-16': { FLUSH: 16 }, 'never-flush': { FLUSH: 0x40000000 } };
+
+/** resident-o's tiles of 32 or 16 keys with 2 or 4 subgroups (its plan: 16 keys where 32 fit fewer subgroups). */
+const RESIDENT_O_TILES = { 'bc-32-nsg-2': { BC: 32, NSG: 2 }, 'bc-16-nsg-2': { BC: 16, NSG: 2 }, 'bc-16-nsg-4': { BC: 16, NSG: 4 } };
 
 export const MATRIX_RUNGS: Readonly<Record<string, MatrixRungVariants>> = {
   'staged-matrix': { code: STAGED_MATRIX_KERNEL.code, plan: subgroupPlan(STAGED_MATRIX_KERNEL), variants: { kernel: {} } },
-  'resident-o': { code: RESIDENT_O_KERNEL.code, plan: residentOPlan, variants: { kernel: {}, ...FLUSHES } },
+  'resident-o': { code: RESIDENT_O_KERNEL.code, plan: residentOPlan, variants: { kernel: {}, ...FLUSHES, ...RESIDENT_O_TILES } },
   'resident-o-one-key': { code: oneKeySoftmax(RESIDENT_O_KERNEL.code), plan: residentOPlan, variants: { kernel: {} } },
   'resident-o-f16': { code: plainF16(RESIDENT_O_KERNEL.code), plan: residentOPlan, variants: { kernel: {} } },
-  'resident-o-bc16': { code: sixteenKeyTiles(RESIDENT_O_KERNEL.code, 1), plan: residentOPlan, variants: { 'nsg-4': { NSG: 4 }, 'nsg-4-flush-16': { NSG: 4, FLUSH: 16 }, 'nsg-2': { NSG: 2 } } },
-  'resident-o-bc16-two-chains': { code: sixteenKeyTiles(RESIDENT_O_KERNEL.code, 2), plan: residentOPlan, variants: { 'nsg-4': { NSG: 4, SO: 36, OW: 16 }, 'nsg-4-flush-16': { NSG: 4, SO: 36, OW: 16, FLUSH: 16 } } },
   'resident-o-o-global': { code: outputAsAccumulator(RESIDENT_O_KERNEL.code, 'resident-o.wgsl'), plan: residentOPlan, variants: { kernel: {}, ...FLUSHES } },
   'f16-resident': { code: F16_RESIDENT_KERNEL.code, plan: f16ResidentPlan, variants: F16_RESIDENT_VARIANTS },
   'f16-resident-in-place': { code: inPlaceRescale(F16_RESIDENT_KERNEL.code), plan: f16ResidentPlan, variants: { kernel: {}, 'nsg-8': { NSG: 8 }, 'bc-64': { BC: 64 } } },
@@ -185,7 +185,7 @@ async function run(args: readonly string[], print: (line: string) => void): Prom
 
 export const matrixVariants: Experiment = {
   name: 'matrix-variants',
-  summary: 'the kernel of rung 23, 24 or 25 and variants of its override constants, or of its text (resident-o-one-key, -f16, -o-global, -bc16, -bc16-two-chains; f16-resident-in-place, -direct, -o-global, -lean-softmax, -padded, -p-in-k, -half-exp, -rotated, -triple, -unstaged)',
+  summary: 'the kernel of rung 23, 24 or 25 and variants of its override constants, or of its text (resident-o-one-key, -f16, -o-global; f16-resident-in-place, -direct, -o-global, -lean-softmax, -padded, -p-in-k, -half-exp, -rotated, -triple, -unstaged)',
   usage: 'RUNG VARIANT [B,N,d]',
   page: 'docs/rungs/23-staged-matrix.md, docs/rungs/24-resident-o.md, docs/rungs/25-f16-resident.md',
   details: [`variants: ${variantLists()}`, 'default shape 100,2048,64; one variant per process'],

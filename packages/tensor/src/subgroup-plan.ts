@@ -15,14 +15,21 @@ const STAGED_MAX_SUBGROUPS = 4;
 
 /**
  * The plan of a kernel built on staged-matrix.wgsl: as many subgroups per workgroup as its workgroup memory lets fit
- * `workgroupLimit` (four at d ≤ 64 in the H100's 48 KiB, one at d = 128).
+ * `workgroupLimit` (four at d ≤ 64 in the H100's 48 KiB, one at d = 128 for rung 23).
  *
  * `wideUnlessFewerSubgroups` (rung 24): the kernel's S tiles are d columns wide, O flushed through them in one round
  * (OW = d), unless tiles of the kernel's own OW (BC columns) fit more subgroups. On the H100 the narrow tiles took
  * resident-o from 22.3 to 8.4 ms at 4×8192×128 and from 4.8 to 2.6 at 4×8192×80; at d = 64 they were no faster (10.97
  * against 10.96 ms at 2×32768×64).
+ *
+ * `shortTilesUnlessFull` (rung 24): where the kernel's 32-key tiles fit fewer than the most subgroups, tiles of 16 keys
+ * (BC = 16) if they fit more, or if 32-key tiles do not fit at all. On the H100 they took resident-o from 7.93 to 4.17 ms at 4×8192×128 (four subgroups
+ * instead of two); at 4×8192×80, where 32-key tiles fit four, the two ran alike (2.60 against 2.57 ms).
  */
-export function subgroupPlan(kernel: KernelSource, { wideUnlessFewerSubgroups = false } = {}): (shape: Shape, workgroupLimit: number) => MatrixPlan {
+export function subgroupPlan(
+  kernel: KernelSource,
+  { wideUnlessFewerSubgroups = false, shortTilesUnlessFull = false } = {},
+): (shape: Shape, workgroupLimit: number) => MatrixPlan {
   return ({ N, d }, workgroupLimit) => {
     const subgroups = (overrides: Record<string, number>): number => {
       let NSG = STAGED_MAX_SUBGROUPS;
@@ -31,6 +38,11 @@ export function subgroupPlan(kernel: KernelSource, { wideUnlessFewerSubgroups = 
     };
     const plan = (NSG: number, overrides: Record<string, number> = {}): MatrixPlan => ({ overrides: { NSG, ...overrides }, rowsPerWorkgroup: 16 * NSG, NP: scratchRows(N) });
     const narrow = subgroups({});
+    if (shortTilesUnlessFull && narrow < STAGED_MAX_SUBGROUPS) {
+      const short = subgroups({ BC: 16 });
+      const narrowFits = matrixWorkgroupBytes(kernel, d, { NSG: narrow }) <= workgroupLimit;
+      if (short > narrow || !narrowFits) return plan(short, { BC: 16 });
+    }
     if (!wideUnlessFewerSubgroups) return plan(narrow);
     const wide = subgroups({ OW: d });
     return wide < narrow ? plan(narrow) : plan(wide, { OW: d });

@@ -117,14 +117,24 @@ describe('the plan of staged-matrix', () => {
 describe('the plan of resident-o', () => {
   it("keeps staged-matrix's S tiles d columns wide (plus its flag's 16 bytes) unless BC-wide tiles fit more subgroups", () => {
     const plan = (d: number) => residentPlan({ B: 1, N: 77, d }, 49152).overrides;
-    expect([16, 32, 48, 64, 80, 96, 112, 128].map((d) => plan(d).NSG)).toEqual([4, 4, 4, 4, 4, 4, 2, 2]);
+    expect([16, 32, 48, 64, 80, 96, 112, 128].map((d) => plan(d).NSG)).toEqual([4, 4, 4, 4, 4, 4, 4, 4]);
     expect([16, 32, 48, 64, 80, 96, 112, 128].map((d) => plan(d).OW)).toEqual([16, 32, 48, 64, undefined, undefined, undefined, undefined]);
     expect(residentBytes(4, 64)).toBe(stagedBytes(4, 64) + 16);
     expect(residentPlan({ B: 1, N: 77, d: 64 }, 49152)).toEqual({ overrides: { NSG: 4, OW: 64 }, rowsPerWorkgroup: 64, NP: 128 });
   });
 
+  it('takes 16-key tiles where 32-key tiles fit fewer than four subgroups (d = 112, 128), or none', () => {
+    const plan = (d: number, limit = 49152) => residentPlan({ B: 1, N: 77, d }, limit).overrides;
+    expect([16, 32, 48, 64, 80, 96, 112, 128].map((d) => plan(d).BC)).toEqual([undefined, undefined, undefined, undefined, undefined, undefined, 16, 16]);
+    const bytes = (overrides: Record<string, number>) => kernelWorkgroupBytes(RESIDENT_O_KERNEL.code, { D: 128, ...overrides });
+    expect(bytes({ NSG: 4, BC: 16 })).toBe(28688);
+    expect(bytes({ NSG: 2 })).toBe(44560);
+    expect(plan(128, 32768)).toEqual({ NSG: 4, BC: 16 });
+    expect(plan(128, 20480)).toEqual({ NSG: 1, BC: 16 });
+  });
+
   it('declines with the bytes it needs where even one subgroup does not fit', () => {
-    expect(canRun(resident, { B: 1, N: 64, d: 128 }, pretendEnv({ limits: { maxComputeWorkgroupStorageSize: 32768 } }))).toMatch(/d = 128 needs 44\.8 KiB of workgroup memory, over this GPU's 32/);
+    expect(canRun(resident, { B: 1, N: 64, d: 128 }, pretendEnv({ limits: { maxComputeWorkgroupStorageSize: 16384 } }))).toMatch(/d = 128 needs 19\.8 KiB of workgroup memory, over this GPU's 16/);
   });
 });
 

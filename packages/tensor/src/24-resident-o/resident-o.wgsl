@@ -1,28 +1,27 @@
-// Rung 24 — resident-o: staged-matrix with O accumulated in the matrix units over FLUSH tiles at a time, the softmax's
-// rescale made lazy, and the K and V tiles copied at different points: no O update per tile, and three points per tile
-// where the workgroup waits instead of four.
+// Rung 24 — resident-o: staged-matrix with O accumulated in the matrix units over 256 keys at a time, the softmax's
+// rescale made lazy, and the K and V tiles copied at different points: no O update per tile, and three points per
+// tile where the workgroup waits instead of four.
 //
 // Changed from staged-matrix: there each tile's P̃V_j was computed from zero, stored to workgroup memory and added to O
-// in f32 registers by the two invocations that own the row (O = α·O + P̃V_j), because a subgroup matrix has no element
-// access and α differs per row: per 32-key tile, DK stores of a 16×16 f32 fragment, D/2 loads and multiply-adds per
-// invocation, and a fourth barrier. Here:
-// 1. The products of FLUSH = 8 tiles (256 keys) accumulate straight into DK result fragments, o += P̃h·Vh + P̃h·Vl +
-//    P̃l·Vh; only then is o added to O in f32 registers (oRow) and restarted from zero. Never flushing costs accuracy
-//    (the matrix units' accumulation is not round-to-nearest f32); 256 keys per flush do not.
-// 2. The rescale is lazy, as in the fp32 rungs from row-split on: a row's m_i only moves when a score passes it by more
-//    than TAU = 8 (base 2), so P̃ ≤ 2^8. A move must reach O before this tile's P̃V_j does, so it forces a flush in
-//    which the moved rows' α multiplies oRow and the flushed fragments. Whether any row moved is read with
-//    workgroupUniformLoad (a flush has barriers, which need uniform control flow).
-// 3. The next K tile is written to workgroup memory right after the S products and V_j at the top of the tile: no
-//    barrier waits for a copy alone, and both are read into registers a tile ahead.
-// 4. Where that fits more subgroups (d = 80-128), each subgroup's S tile is BC columns wide and o passes through it
-//    OW columns at a time in a flush (rung 25's change, made here later): twice the subgroups in the H100's 48 KiB.
-// 5. The softmax reads each invocation's 16 keys of its row as four vectors of four neighbouring keys, and writes P̃'s
-//    parts the same way (rung 25's, made here later): a quarter of the index arithmetic, 6% off 2×32768×64.
+// in f32 registers by the two invocations that own the row (O = α·O + P̃V_j): per 32-key tile, DK stores of a 16×16
+// f32 fragment, D/2 loads and multiply-adds per invocation, and a fourth barrier. Here:
+// 1. The products of FLUSH tiles (256 keys) accumulate straight into DK result fragments, o += P̃h·Vh + P̃h·Vl + P̃l·Vh;
+//    only then is o added to O in f32 registers (oRow). Never flushing costs accuracy (the matrix units' accumulation
+//    is not round-to-nearest f32); 256 keys per flush do not.
+// 2. The rescale is lazy, as in the fp32 rungs from row-split on: m_i moves only when a score passes it by more than
+//    TAU = 8 (base 2), so P̃ ≤ 2^8. A move forces a flush, in which α multiplies oRow and the flushed fragments.
+//    Whether any row moved is read with workgroupUniformLoad (a flush has barriers, which need uniform control flow).
+// 3. The next K tile is written right after the S products and V_j at the top of the tile: no barrier waits for a copy
+//    alone, and both are read into registers a tile ahead.
+// 4. Where that fits more subgroups (d = 80-128), each subgroup's S tile is BC columns wide and o passes through it OW
+//    columns at a time in a flush (from rung 25, later).
+// 5. The softmax reads four neighbouring keys at a time (from rung 25, later): 6% off 2×32768×64.
+// 6. Where 32-key tiles fit fewer than four subgroups (d = 112, 128), tiles of 16 keys and four subgroups, Q_i's two
+//    parts staged one after the other (later): 7.93 → 4.17 ms at 4×8192×128.
 // Why it should be faster: no O update and one barrier fewer per tile. Everything else is staged-matrix's:
 // docs/rungs/23-staged-matrix.md.
-// Measured (H100, 2026-11-26): 1.40-1.63× PyTorch fp32 at the four d = 64 bench shapes, 1.11× at 4×8192×80, 0.39×
-// at 4×8192×128. Against staged-matrix and the fp32 rungs: docs/rungs/24-resident-o.md.
+// Measured (H100, 2026-11-26): 1.40-1.63× PyTorch fp32 at the four d = 64 bench shapes, 1.11× at 4×8192×80. Against
+// staged-matrix and the fp32 rungs: docs/rungs/24-resident-o.md.
 
 enable f16;
 enable subgroups;
@@ -34,10 +33,10 @@ alias A = subgroup_matrix_result<f32, 16, 16>;
 
 override D: u32;       // head size, a multiple of 16, at most 128
 override NSG: u32;     // subgroups (of 32 invocations) per workgroup, each with 16 query rows
-override FLUSH: u32 = 8u;  // tiles accumulated in the matrix units between additions to O in f32 registers
+override BC: u32 = 32u;    // keys per tile: 32, or 16 where 32-key tiles fit fewer subgroups (d = 112, 128)
+override FLUSH: u32 = 256u / BC;  // tiles (256 keys) accumulated in the matrix units between additions to O in f32
 
-const BC: u32 = 32u;       // keys per tile
-const NC: u32 = 2u;        // BC / 16: key fragments per tile
+const BC_MAX: u32 = 32u;   // most keys per tile
 const DK_MAX: u32 = 8u;    // most fragments across d
 const PH_MAX: u32 = 8u;    // most vectors of each half of a tile one invocation reads a step ahead
 const TAU: f32 = 8.0;      // how far a score may pass m_i before O and ℓ are rescaled (P̃ ≤ 2^TAU)
@@ -60,12 +59,13 @@ override DK: u32 = D / 16u;          // fragments across d
 override BR: u32 = 16u * NSG;        // query rows per workgroup
 override KS: u32 = D + 8u;           // row stride of the K and V tiles (f16)
 override KT: u32 = BC * KS;          // one K or V tile
+override NC: u32 = BC / 16u;         // key fragments per tile
 // Columns of o that pass through a subgroup's S tile at once (a flush takes D / OW rounds): min(BC, D) where that
 // divides D, else 16, so that the S tiles are BC columns wide, not D. The plan sets OW = D (one round, rung 24's
 // first form) unless the narrow tiles fit more subgroups: at d = 80-128 they fit twice as many.
 override OW: u32 = 16u + (min(BC, D) - 16u) * (1u - min(D % min(BC, D), 1u));
 override SO: u32 = max(BC, OW) + 4u; // row stride of a subgroup's S tile (f32)
-const PS: u32 = BC + 8u;             // row stride of the P̃ tiles (f16)
+override PS: u32 = BC + 8u;          // row stride of the P̃ tiles (f16)
 override WG: u32 = 32u * NSG;        // invocations per workgroup
 override D8: u32 = D / 8u;           // vectors of 8 f16 per row
 override TILE_VEC: u32 = 4u * BC * D8;           // vectors per staged tile (Kh, Kl, Vh, Vl)
@@ -73,7 +73,7 @@ override KH: u32 = TILE_VEC / 2u;                // of those, Kh and Kl (Vh and 
 override PH: u32 = min(PH_MAX, KH / WG);         // of each half, read a step ahead per invocation (KH is a multiple of WG)
 
 // Every workgroup variable is a multiple of 16 bytes: the matrix loads and stores need their arrays 16-byte aligned.
-var<workgroup> KV: array<f16, 4u * KT>;       // Kh, Kl, Vh, Vl of tile j, BC rows of KS each
+var<workgroup> KV: array<f16, max(4u * KT, BR * KS)>;  // Kh, Kl, Vh, Vl of tile j, BC rows of KS each (first Q_i)
 var<workgroup> Sf: array<f32, BR * SO>;       // per subgroup: its S tile, or OW columns of o in a flush (16 rows of SO)
 var<workgroup> Ph: array<f16, BR * PS>;       // per subgroup: P̃, high part (16 rows of PS)
 var<workgroup> Pl: array<f16, BR * PS>;       // per subgroup: P̃, low part
@@ -143,6 +143,11 @@ fn put8(at: u32, w: vec4<u32>) {
   KV[at + 7u] = d.y;
 }
 
+// BR rows of one part of Q_i (from vector `src` of the scratch buffer on) into KV from row `row0`, rows KS apart.
+fn stageQ(src: u32, row0: u32, t: u32) {
+  for (var e = t; e < BR * D8; e += WG) { put8((row0 + e / D8) * KS + 8u * (e % D8), qkv16v[src + e]); }
+}
+
 @compute @workgroup_size(32u * NSG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) t: u32,
         @builtin(subgroup_id) sg: u32, @builtin(subgroup_invocation_id) lane: u32) {
@@ -155,20 +160,29 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   let q0 = 6u * b * params.NP * D;   // Qh of batch b in qkv16; Ql, Kh, Kl, Vh, Vl follow, NP rows apart
   let kv0 = (q0 + 2u * params.NP * D) / 8u;   // Kh, in vectors of 8 f16
 
-  // Q_i, high and low parts, through KV (its 4·BC rows hold the 2·BR of Q_i): each subgroup keeps the DK fragments of
-  // each part of its 16 rows in registers for the whole key loop.
-  for (var e = t; e < 2u * BR * D8; e += WG) {
-    let part = e / (BR * D8);         // 0 Qh, 1 Ql
-    let row = (e / D8) % BR;
-    put8((part * BR + row) * KS + 8u * (e % D8), qkv16v[(q0 + (part * params.NP + i * BR + row) * D) / 8u + e % D8]);
-  }
-  workgroupBarrier();
+  // Q_i's high and low parts through KV: each subgroup keeps the DK fragments of each part of its 16 rows in registers
+  // for the whole key loop.
   let row0 = i * BR + 16u * sg;
   var qh: array<L, DK_MAX>;
   var ql: array<L, DK_MAX>;
-  for (var k = 0u; k < DK; k++) {
-    qh[k] = subgroupMatrixLoad<L, row_major>(&KV, 16u * sg * KS + 16u * k, KS);
-    ql[k] = subgroupMatrixLoad<L, row_major>(&KV, (BR + 16u * sg) * KS + 16u * k, KS);
+  let qh0 = q0 / 8u + i * BR * D8;                 // Qh of Q_i, in vectors; Ql NP rows later
+  let ql0 = qh0 + params.NP * D8;
+  if (2u * BR <= 4u * BC) {                        // both parts at once (32-key tiles)
+    stageQ(qh0, 0u, t);
+    stageQ(ql0, BR, t);
+    workgroupBarrier();
+    for (var k = 0u; k < DK; k++) {
+      qh[k] = subgroupMatrixLoad<L, row_major>(&KV, 16u * sg * KS + 16u * k, KS);
+      ql[k] = subgroupMatrixLoad<L, row_major>(&KV, (BR + 16u * sg) * KS + 16u * k, KS);
+    }
+  } else {                                         // one after the other (16-key tiles)
+    stageQ(qh0, 0u, t);
+    workgroupBarrier();
+    for (var k = 0u; k < DK; k++) { qh[k] = subgroupMatrixLoad<L, row_major>(&KV, 16u * sg * KS + 16u * k, KS); }
+    workgroupBarrier();
+    stageQ(ql0, 0u, t);
+    workgroupBarrier();
+    for (var k = 0u; k < DK; k++) { ql[k] = subgroupMatrixLoad<L, row_major>(&KV, 16u * sg * KS + 16u * k, KS); }
   }
   workgroupBarrier();  // every subgroup has its Q fragments; KV takes the key tiles
 
@@ -229,24 +243,37 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       }
     }
 
-    // S = Q_i K_jᵀ for this subgroup's 16 rows, the three products from the smallest up. The NC = 2 key fragments'
-    // chains of multiply-accumulates are interleaved, so that each one's latency hides behind the other's.
-    var s0 = A();
-    var s1 = A();
-    for (var k = 0u; k < DK; k++) {
-      let kh0 = subgroupMatrixLoad<R, col_major>(&KV, 16u * k, KS);
-      let kl0 = subgroupMatrixLoad<R, col_major>(&KV, KT + 16u * k, KS);
-      let kh1 = subgroupMatrixLoad<R, col_major>(&KV, 16u * KS + 16u * k, KS);
-      let kl1 = subgroupMatrixLoad<R, col_major>(&KV, KT + 16u * KS + 16u * k, KS);
-      s0 = subgroupMatrixMultiplyAccumulate(ql[k], kh0, s0);
-      s1 = subgroupMatrixMultiplyAccumulate(ql[k], kh1, s1);
-      s0 = subgroupMatrixMultiplyAccumulate(qh[k], kl0, s0);
-      s1 = subgroupMatrixMultiplyAccumulate(qh[k], kl1, s1);
-      s0 = subgroupMatrixMultiplyAccumulate(qh[k], kh0, s0);
-      s1 = subgroupMatrixMultiplyAccumulate(qh[k], kh1, s1);
+    // S = Q_i K_jᵀ for this subgroup's 16 rows, the three products from the smallest up. With two key fragments their
+    // chains of multiply-accumulates are interleaved, so that each one's latency hides behind the other's. (Written as
+    // loops over NC fragments, or with the one-fragment case under an `if` inside the loop, it ran 7-8% slower.)
+    if (NC == 2u) {
+      var s0 = A();
+      var s1 = A();
+      for (var k = 0u; k < DK; k++) {
+        let kh0 = subgroupMatrixLoad<R, col_major>(&KV, 16u * k, KS);
+        let kl0 = subgroupMatrixLoad<R, col_major>(&KV, KT + 16u * k, KS);
+        let kh1 = subgroupMatrixLoad<R, col_major>(&KV, 16u * KS + 16u * k, KS);
+        let kl1 = subgroupMatrixLoad<R, col_major>(&KV, KT + 16u * KS + 16u * k, KS);
+        s0 = subgroupMatrixMultiplyAccumulate(ql[k], kh0, s0);
+        s1 = subgroupMatrixMultiplyAccumulate(ql[k], kh1, s1);
+        s0 = subgroupMatrixMultiplyAccumulate(qh[k], kl0, s0);
+        s1 = subgroupMatrixMultiplyAccumulate(qh[k], kl1, s1);
+        s0 = subgroupMatrixMultiplyAccumulate(qh[k], kh0, s0);
+        s1 = subgroupMatrixMultiplyAccumulate(qh[k], kh1, s1);
+      }
+      subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO, s0, SO);
+      subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u, s1, SO);
+    } else {
+      var s0 = A();
+      for (var k = 0u; k < DK; k++) {
+        let kh0 = subgroupMatrixLoad<R, col_major>(&KV, 16u * k, KS);
+        let kl0 = subgroupMatrixLoad<R, col_major>(&KV, KT + 16u * k, KS);
+        s0 = subgroupMatrixMultiplyAccumulate(ql[k], kh0, s0);
+        s0 = subgroupMatrixMultiplyAccumulate(qh[k], kl0, s0);
+        s0 = subgroupMatrixMultiplyAccumulate(qh[k], kh0, s0);
+      }
+      subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO, s0, SO);
     }
-    subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO, s0, SO);
-    subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u, s1, SO);
     workgroupBarrier();  // S is in Sf; every subgroup is done with K_j
 
     // K_(j+1) into KV.
@@ -275,7 +302,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     // row passes it by more than TAU, and then (past the first tile) O must be rescaled by α. P̃ = 2^(S − m_i) split
     // into high and low f16 parts, the invocation's half of the row sum. Keys past N do not count. The invocation's
     // BC/2 keys are BC/8 vectors of four neighbouring keys: vector k starts at key 4·(2·((k + rot) mod BC/8) + h).
-    var sv: array<vec4<f32>, BC / 8u>;
+    var sv: array<vec4<f32>, BC_MAX / 8u>;
     var mx = LOWEST;
     for (var k = 0u; k < BC / 8u; k++) {
       let col = 4u * (2u * ((k + rot) % (BC / 8u)) + h);
