@@ -10,8 +10,8 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
       {
         "shapeClass": "N ≤ 256, d ≤ 32",
         "ranking": [
-          "lean-loop",
           "split-softmax",
+          "lean-loop",
           "split-keys",
           "row-split",
           "prefetch",
@@ -32,7 +32,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "naive",
           "cpu"
         ],
-        "evidence": "13600×128×32: lean-loop 0.943 ms, split-softmax 0.952 ms"
+        "evidence": "13600×128×32: split-softmax 0.952 ms, lean-loop 0.958 ms"
       },
       {
         "shapeClass": "N ≤ 4096, d ≤ 64",
@@ -58,14 +58,14 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "fused-maxsmem",
           "fused"
         ],
-        "evidence": "10×2048×64: resident-o 0.282 ms, staged-matrix 0.304 ms; 500×2048×64: resident-o 11.0 ms, staged-matrix 11.8 ms"
+        "evidence": "10×2048×64: resident-o 0.279 ms, staged-matrix 0.304 ms; 500×2048×64: resident-o 10.8 ms, staged-matrix 11.8 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 32",
         "ranking": [
           "lean-loop",
-          "split-softmax",
           "resident-o",
+          "split-softmax",
           "split-keys",
           "row-split",
           "staged-matrix",
@@ -84,7 +84,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "fused-maxsmem",
           "fused"
         ],
-        "evidence": "4×32768×32: lean-loop 14.6 ms, split-softmax 15.1 ms"
+        "evidence": "4×32768×32: lean-loop 14.6 ms, resident-o 15.2 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 64",
@@ -98,21 +98,21 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "four-rows",
           "prefetch"
         ],
-        "evidence": "2×32768×64: resident-o 10.3 ms, staged-matrix 11.1 ms; 26×32768×64: resident-o 129.8 ms, staged-matrix 139.0 ms; 2×32767×64: resident-o 10.1 ms, staged-matrix 11.0 ms; 2×8192×36: lean-loop 0.661 ms, split-softmax 0.670 ms"
+        "evidence": "2×32768×64: resident-o 10.2 ms, staged-matrix 11.1 ms; 26×32768×64: resident-o 129.1 ms, staged-matrix 139.0 ms; 2×32767×64: resident-o 10.1 ms, staged-matrix 11.0 ms; 2×8192×36: lean-loop 0.661 ms, split-softmax 0.670 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 128",
         "ranking": [
+          "resident-o",
           "split-keys",
           "four-rows",
           "row-split",
           "lean-loop",
           "split-softmax",
-          "resident-o",
           "prefetch",
           "staged-matrix"
         ],
-        "evidence": "4×8192×128: split-keys 5.432 ms, four-rows 4.802 ms; 4×8192×80: split-keys 3.433 ms, four-rows 3.960 ms; 2×8192×100: split-keys 2.432 ms, four-rows 2.414 ms"
+        "evidence": "4×8192×128: resident-o 3.730 ms, split-keys 5.424 ms; 4×8192×80: resident-o 2.525 ms, split-keys 3.431 ms; 2×8192×100: split-keys 2.432 ms, four-rows 2.414 ms"
       }
     ],
     "overall": {
@@ -127,7 +127,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
         "staged-matrix",
         "prefetch"
       ],
-      "evidence": "13600×128×32: resident-o 2.229 ms, lean-loop 0.943 ms; 10×2048×64: resident-o 0.282 ms, lean-loop 0.347 ms; 500×2048×64: resident-o 11.0 ms, lean-loop 14.7 ms; 4×32768×32: resident-o 15.4 ms, lean-loop 14.6 ms; 2×32768×64: resident-o 10.3 ms, lean-loop 15.4 ms; 26×32768×64: resident-o 129.8 ms, lean-loop 195.6 ms; 4×8192×128: resident-o 7.896 ms, lean-loop 5.619 ms; 2×32767×64: resident-o 10.1 ms, lean-loop 15.3 ms; 4×8192×80: resident-o 2.524 ms, lean-loop 3.598 ms; 2×8192×36: lean-loop 0.661 ms, split-softmax 0.670 ms; 2×8192×100: lean-loop 2.456 ms, split-softmax 2.552 ms"
+      "evidence": "13600×128×32: resident-o 2.308 ms, lean-loop 0.958 ms; 10×2048×64: resident-o 0.279 ms, lean-loop 0.346 ms; 500×2048×64: resident-o 10.8 ms, lean-loop 14.6 ms; 4×32768×32: resident-o 15.2 ms, lean-loop 14.6 ms; 2×32768×64: resident-o 10.2 ms, lean-loop 15.4 ms; 26×32768×64: resident-o 129.1 ms, lean-loop 195.6 ms; 4×8192×128: resident-o 3.730 ms, lean-loop 5.618 ms; 2×32767×64: resident-o 10.1 ms, lean-loop 15.3 ms; 4×8192×80: resident-o 2.525 ms, lean-loop 3.625 ms; 2×8192×36: lean-loop 0.661 ms, split-softmax 0.670 ms; 2×8192×100: lean-loop 2.456 ms, split-softmax 2.552 ms"
     }
   }
 ];

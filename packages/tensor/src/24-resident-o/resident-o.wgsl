@@ -20,8 +20,8 @@
 //    parts staged one after the other (later): 7.93 → 4.17 ms at 4×8192×128.
 // Why it should be faster: no O update and one barrier fewer per tile. Everything else is staged-matrix's:
 // docs/rungs/23-staged-matrix.md.
-// Measured (H100, 2026-11-26): 1.40-1.63× PyTorch fp32 at the four d = 64 bench shapes, 1.11× at 4×8192×80. Against
-// staged-matrix and the fp32 rungs: docs/rungs/24-resident-o.md.
+// Measured (H100, 2026-11-26): 1.42-1.64× PyTorch fp32 at the four d = 64 bench shapes, 1.11× at 4×8192×80, 0.83×
+// at 4×8192×128. Against staged-matrix and the fp32 rungs: docs/rungs/24-resident-o.md.
 
 enable f16;
 enable subgroups;
