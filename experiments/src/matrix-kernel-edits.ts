@@ -2,8 +2,9 @@
  * Edits of the tensor-core rungs' kernel texts, for `matrix-variants`: designs that no override constant of a rung
  * expresses (rung 24 with its softmax one key at a time or one product per multiply; rung 25 with O rescaled in place,
  * fragments from the storage buffer, O between flushes in the output buffer, a leaner softmax, unused workgroup
- * memory, P̃ where K_j was, the exponential in f16) and one bound (rung 25 without its K/V copies). Each edit replaces
- * exact passages of the kernel and throws, naming the function to update, when one of them has changed.
+ * memory, P̃ where K_j was, the exponential in f16, each workgroup's key loop from its own tile) and two bounds (rung 25
+ * without its K/V copies, and with three products per multiply). Each edit replaces exact passages of the kernel
+ * and throws, naming the function to update, when one of them has changed.
  */
 
 /**
@@ -294,8 +295,8 @@ export function rotatedStart(code: string): string {
 /**
  * A bound, not a kernel: f16-resident with every multiply-accumulate done three times on the same fragments, as many
  * products as rung 24's fp32-grade split (high·high, high·low, low·high) needs, without its low parts' workgroup
- * memory, copies and fragment loads. What three products per multiply cost at the least. S and O come out three times
- * too large: its errors are meaningless.
+ * memory, copies and fragment loads: about what three products per multiply cost in this loop. S and O come out three
+ * times too large (so m_i may move, and o be flushed, more often than in a real kernel): its errors are meaningless.
  */
 export function tripleProducts(code: string): string {
   return editKernel(code, [

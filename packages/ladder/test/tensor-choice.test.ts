@@ -37,7 +37,7 @@ describe('the automatic choice', () => {
     expect(canRun(resident, { B: 1, N: 64, d: 64 }, h100)).toBe(true);
     // The table ranks resident-o first at d = 64; without a rounding model it is passed over (docs/error-bound.md).
     expect(chooseRung({ B: 2, N: 32768, d: 64 }, h100, LADDER).rung.id).toBe('lean-loop');
-    // At d = 32 the table's two fastest fp32 rungs are 1% apart (split-softmax 0.952, lean-loop 0.958 ms).
+    // At d = 32 the table's two fastest fp32 rungs are 0.6% apart (split-softmax 0.952, lean-loop 0.958 ms).
     expect(['split-softmax', 'lean-loop']).toContain(chooseRung({ B: 13600, N: 128, d: 32 }, h100, LADDER).rung.id);
     for (const shape of shapes) {
       expect(TENSOR_IDS).not.toContain(chooseRung(shape, h100, LADDER).rung.id);

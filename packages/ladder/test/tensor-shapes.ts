@@ -9,6 +9,7 @@ export const TENSOR_SHAPES: readonly Shape[] = [
   { B: 2, N: 77, d: 32 },
   { B: 3, N: 77, d: 64 },
   { B: 2, N: 77, d: 80 },
+  { B: 2, N: 77, d: 112 },
   { B: 2, N: 77, d: 128 },
   { B: 1, N: 513, d: 32 },
   { B: 2, N: 513, d: 64 },

@@ -23,8 +23,9 @@ const STAGED_MAX_SUBGROUPS = 4;
  * against 10.96 ms at 2×32768×64).
  *
  * `shortTilesUnlessFull` (rung 24): where the kernel's 32-key tiles fit fewer than the most subgroups, tiles of 16 keys
- * (BC = 16) if they fit more, or if 32-key tiles do not fit at all. On the H100 they took resident-o from 7.93 to 4.17 ms at 4×8192×128 (four subgroups
- * instead of two); at 4×8192×80, where 32-key tiles fit four, the two ran alike (2.60 against 2.57 ms).
+ * (BC = 16) if they fit more, or if 32-key tiles do not fit at all. On the H100 they took resident-o from 7.90 to 3.73
+ * ms at 4×8192×128 (four subgroups instead of two); at 4×8192×80, where 32-key tiles fit four, a first form of the
+ * 16-key kernel ran alike (2.57 against 2.60 ms).
  */
 export function subgroupPlan(
   kernel: KernelSource,

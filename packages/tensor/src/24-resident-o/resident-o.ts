@@ -23,7 +23,7 @@ export const residentO = matrixRung({
   title: 'GPU, tensor cores with error compensation, O accumulated in the matrix units between flushes, lazy rescale',
   delta:
     "Rung 23 with each tile's P̃V_j accumulated straight into the matrix units' result fragments, added to O in f32 " +
-    'registers every eight tiles or when a row maximum moves past 2^8 (lazy rescale), and the K and V copies placed so ' +
+    'registers every 256 keys or when a row maximum moves past 2^8 (lazy rescale), and the K and V copies placed so ' +
     'that the workgroup waits three times per tile instead of four.',
   kernel: RESIDENT_O_KERNEL,
   parts: 2,
