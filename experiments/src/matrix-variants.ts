@@ -13,7 +13,8 @@
  * Dawn sometimes crashed when a second shape was run in the same process, hence one variant and shape per process.
  */
 import type { Shape } from '@fa/io';
-import { F16_RESIDENT_KERNEL, RESIDENT_O_KERNEL, residentOPlan, STAGED_MATRIX_KERNEL, SUBGROUP_MATRIX_FEATURE, subgroupPlan } from '@fa/tensor';
+import { SUBGROUP_MATRIX_FEATURE, subgroupPlan } from '@fa/core';
+import { F16_RESIDENT_KERNEL, RESIDENT_O_KERNEL, residentOPlan, STAGED_MATRIX_KERNEL } from '@fa/tensor';
 import { atMost, parseShape, shapeLabel, UsageError, type ShapeArg } from './args.js';
 import type { Experiment } from './experiment.js';
 import {

@@ -4,7 +4,7 @@
  * Needs a GPU with the feature (an H100 through Dawn with allow_unsafe_apis and vulkan_enable_f16_on_nvidia); prints
  * the adapter's subgroup-matrix configurations and TFLOP/s (2·16·16·16 flops per multiply-accumulate, best of 5).
  */
-import { SUBGROUP_MATRIX_FEATURE } from '@fa/tensor';
+import { SUBGROUP_MATRIX_FEATURE } from '@fa/core';
 import { UsageError } from './args.js';
 import type { Experiment } from './experiment.js';
 import { highPerformanceAdapter, requireFeatures, storage, timeDispatches } from './harness.js';

@@ -6,3 +6,4 @@ export * from './run-all.js';
 export * from './stream.js';
 export * from './gpu/index.js';
 export * from './sdpa/problem.js';
+export * from './plans/index.js';

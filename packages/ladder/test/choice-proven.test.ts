@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canRun } from '@fa/core';
-import { SUBGROUP_MATRIX_FEATURE } from '@fa/tensor';
+import { canRun, SUBGROUP_MATRIX_FEATURE } from '@fa/core';
 import { chooseRung, findRung, LADDER, type AdapterChoices } from '../src/index.js';
 import { pretendEnv } from './pretend-gpu.js';
 

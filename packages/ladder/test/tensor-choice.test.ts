@@ -4,8 +4,7 @@
  * bound). Their plans, declines and outputs are @fa/tensor's tests.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { canRun, type Rung, type RunEnv } from '@fa/core';
-import { SUBGROUP_MATRIX_FEATURE } from '@fa/tensor';
+import { canRun, SUBGROUP_MATRIX_FEATURE, type Rung, type RunEnv } from '@fa/core';
 import { CHOICE_TABLE, chooseRung, findRung, LADDER } from '../src/index.js';
 import { conformanceEnv } from './gpu-env.js';
 import { pretendEnv as pretendGpu } from './pretend-gpu.js';

@@ -12,8 +12,5 @@ export { splitKeys } from './19-split-keys/split-keys.js';
 export { leanLoop } from './20-lean-loop/lean-loop.js';
 export { fourRows } from './21-four-rows/four-rows.js';
 export { splitSoftmax } from './22-split-softmax/split-softmax.js';
-// The row-group family's tiles and key ranges, which @fa/sdpa's kernel (lean-loop's loop) shares.
-export { ROW_SPLIT_LAYOUT, rowGroupTilesFor, rowSplitBytes, rowSplitTiles, type RowGroupLayout, type RowSplitTiles } from './plans/row-group.js';
-export { keySplits } from './plans/key-splits.js';
 // lean-loop's plan, for experiments that vary its override constants over it.
 export { leanLoopPlanFor } from './plans/lean-loop.js';

@@ -8,16 +8,14 @@
  * conformance suite checks every rung on the common awkward cases, where the key-splitting rungs use several ranges.)
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { canRun, runAll, type GpuContext, type RungDefinition, type RunEnv } from '@fa/core';
+import { canRun, keySplits, rowSplitTilesFor, runAll, type GpuContext, type RungDefinition, type RunEnv } from '@fa/core';
 import { compareOutputs, generateInput, type Shape } from '@fa/io';
 import { attentionOracle, seqAttention } from '@fa/reference';
 import { conformanceEnv, deviceOfItsOwn } from '../../ladder/test/gpu-env.js';
 import { pretendEnv } from '../../ladder/test/pretend-gpu.js';
 import { fourRowsTilesFor } from '../src/21-four-rows/four-rows.js';
 import { fourRows, leanLoop, rowSplit, splitKeys, splitSoftmax } from '../src/index.js';
-import { keySplits } from '../src/plans/key-splits.js';
 import { keysPerStep } from '../src/plans/lean-loop.js';
-import { rowSplitTilesFor } from '../src/plans/row-group.js';
 
 const { env, release } = await conformanceEnv();
 /** A device for each GPU rung and head size (`deviceOfItsOwn`), made at its first shape and kept for the others. */

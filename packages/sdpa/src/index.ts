@@ -4,7 +4,7 @@ export { ATTENTION_DECODE_KERNEL, DECODE_MAX_ROWS, type DecodeTuning } from './d
 export { ATTENTION_FP32_KERNEL, attentionKernel } from './fp32/attention-fp32.js';
 export { ATTENTION_MATRIX_KERNEL } from './matrix/attention-matrix.js';
 /** Why a GPU cannot run the matrix kernel at all (subgroup matrices, f16, subgroups of 32), or undefined when it can. */
-export { matrixUnavailable } from '@fa/tensor';
+export { matrixUnavailable } from '@fa/core';
 export type { TensorType } from './kernel-support.js';
 export { floatToHalf, halfToFloat, floatsToHalves, halvesToFloats } from './f16.js';
 export { SdpaArgumentError, sdpaProblem, validCacheLengths, type SdpaBlockMask, type SdpaDims, type SdpaLayout, type SdpaMask, type SdpaOptions, type SdpaProblem } from '@fa/core';

@@ -10,12 +10,12 @@ import {
   computePipelines,
   grid2d,
   kernelBindings,
+  keySplits,
   packUniforms,
   type GpuContext,
   type KernelSource,
   type SdpaProblem,
 } from '@fa/core';
-import { keySplits } from '@fa/optimized';
 import combineCode from './combine.wgsl';
 import interfaceCode from './tiled-interface.wgsl';
 import { bindingResource, COMBINE_WORKGROUP, commonUniforms, explicitLayout, OwnedBuffers, RunUniforms, type KernelBuffers, type TensorBinding, type TensorType } from './kernel-support.js';

@@ -4,6 +4,3 @@ export { compensatedMatrix } from './17-compensated-matrix/compensated-matrix.js
 export { stagedMatrix, STAGED_MATRIX_KERNEL } from './23-staged-matrix/staged-matrix.js';
 export { residentO, residentOPlan, RESIDENT_O_KERNEL } from './24-resident-o/resident-o.js';
 export { f16Resident, F16_RESIDENT_KERNEL } from './25-f16-resident/f16-resident.js';
-// The subgroup plan of rungs 23-25, for experiments that vary a rung's override constants over its own plan.
-export { subgroupPlan } from './subgroup-plan.js';
-export { matrixUnavailable, SUBGROUP_MATRIX_FEATURE } from './matrix-rung.js';

@@ -12,7 +12,11 @@ import {
   computePipelines,
   grid2d,
   kernelBindings,
-  kernelWorkgroupBytes,
+  matrixUnavailable,
+  matrixWorkgroupBytes,
+  scratchRows,
+  SUBGROUP_MATRIX_FEATURE,
+  type MatrixPlan,
   packUniforms,
   prepareAttentionRunner,
   UnsupportedShapeError,
@@ -25,11 +29,6 @@ import {
   type RunEnv,
 } from '@fa/core';
 
-/** The feature that exposes subgroup matrices in Dawn. */
-export const SUBGROUP_MATRIX_FEATURE = 'chromium-experimental-subgroup-matrix' as GPUFeatureName;
-
-/** Keys per K/V tile (BC in the kernels); the scratch buffer pads each matrix's rows to a multiple of it. */
-const MATRIX_BC = 64;
 /** Most Q (and O) fragments one subgroup keeps in registers (QO_MAX in the kernels). */
 const QO_MAX = 8;
 /** The largest head size: D/16 fragments across d must fit QO_MAX. */
@@ -54,28 +53,6 @@ export interface MatrixRungSpec {
   mainReads?: 'qkv16' | 'qkv16v';
 }
 
-export interface MatrixPlan {
-  /** Override constants of `main` besides D (its workgroup memory is the kernel's declarations with them). */
-  overrides: Record<string, number>;
-  /** Query rows per workgroup of `main`. */
-  rowsPerWorkgroup: number;
-  /** Rows of each matrix in the scratch buffer. */
-  NP: number;
-}
-
-/** Rows of each matrix in the scratch buffer: N rounded up to a multiple of MATRIX_BC. */
-export function scratchRows(N: number): number {
-  return Math.ceil(N / MATRIX_BC) * MATRIX_BC;
-}
-
-interface SubgroupMatrixConfig {
-  componentType: string;
-  resultComponentType: string;
-  M: number;
-  N: number;
-  K: number;
-}
-
 /**
  * Query fragments per subgroup: as many as fit QO_MAX registers of Q and of O, at most 2 (32 rows), and a power of
  * two (the softmax gives each of the 32 invocations a whole number of rows, or each row a power-of-two group). The
@@ -96,11 +73,6 @@ function matrixRowFragments(d: number): number {
 const ONE_FRAGMENT_MIN_N = 1024;
 const ONE_FRAGMENT_WORKGROUPS = 2048;
 
-/** Bytes of workgroup memory `kernel` declares at head size d with the overrides of `main`. */
-export function matrixWorkgroupBytes(kernel: KernelSource, d: number, overrides: Readonly<Record<string, number>>): number {
-  return kernelWorkgroupBytes(kernel.code, { D: d, ...overrides });
-}
-
 /**
  * The plan for a shape: one query fragment per workgroup on long key loops over a large grid, otherwise the most
  * that the registers allow (`matrixRowFragments`); fewer where they do not fit `workgroupLimit` bytes of workgroup
@@ -115,20 +87,6 @@ export function matrixPlan({ B, N, d }: Shape, kernel: KernelSource, workgroupLi
 
 function planOf(spec: MatrixRungSpec, shape: Shape, workgroupLimit: number): MatrixPlan {
   return spec.plan ? spec.plan(shape, workgroupLimit) : matrixPlan(shape, spec.kernel, workgroupLimit);
-}
-
-/** Why this adapter cannot run the tensor-core kernels at all (f16 16×16×16 subgroup matrices, subgroups of 32), or undefined when it can. */
-export function matrixUnavailable(gpu: GpuContext): string | undefined {
-  const features = gpu.device.features;
-  if (!features.has(SUBGROUP_MATRIX_FEATURE)) return `the GPU has no subgroup matrices (feature ${SUBGROUP_MATRIX_FEATURE})`;
-  if (!features.has('shader-f16')) return 'the GPU has no f16 in shaders (feature shader-f16)';
-  if (!features.has('subgroups')) return 'the GPU has no subgroups (feature subgroups)';
-  const configs = ((gpu.adapter.info as GPUAdapterInfo & { subgroupMatrixConfigs?: readonly SubgroupMatrixConfig[] }).subgroupMatrixConfigs ?? []);
-  const fits = configs.some((c) => c.componentType === 'f16' && c.resultComponentType === 'f32' && c.M === 16 && c.N === 16 && c.K === 16);
-  if (!fits) return "the GPU's subgroup matrices have no f16 → f32 16×16×16 configuration";
-  const { subgroupMinSize: min, subgroupMaxSize: max } = gpu.report;
-  if (min !== 32 || max !== 32) return `the kernel needs subgroups of exactly 32 invocations (this GPU: ${min ?? '?'} to ${max ?? '?'})`;
-  return undefined;
 }
 
 /** Whether a tensor-core rung can run `shape` here: true, or why not. */

@@ -5,7 +5,7 @@
  * picks them is the ladder's test, packages/ladder/test/tensor-choice.test.ts.)
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { canRun, kernelWorkgroupBytes, runAll, type RungDefinition, type RunEnv } from '@fa/core';
+import { canRun, kernelWorkgroupBytes, runAll, SUBGROUP_MATRIX_FEATURE, subgroupPlan, type RungDefinition, type RunEnv } from '@fa/core';
 import { compareOutputs, generateInput, type Shape } from '@fa/io';
 import { attentionOracle } from '@fa/reference';
 import { plainF16Attention } from '../../ladder/src/conformance.js';
@@ -16,9 +16,8 @@ import { F16_MATRIX_KERNEL } from '../src/16-f16-matrix/f16-matrix.js';
 import { COMPENSATED_MATRIX_KERNEL } from '../src/17-compensated-matrix/compensated-matrix.js';
 import { STAGED_MATRIX_KERNEL } from '../src/23-staged-matrix/staged-matrix.js';
 import { RESIDENT_O_KERNEL, residentOPlan } from '../src/24-resident-o/resident-o.js';
-import { compensatedMatrix as compensated, f16Matrix, residentO as resident, stagedMatrix as staged, SUBGROUP_MATRIX_FEATURE } from '../src/index.js';
+import { compensatedMatrix as compensated, f16Matrix, residentO as resident, stagedMatrix as staged } from '../src/index.js';
 import { matrixPlan } from '../src/matrix-rung.js';
-import { subgroupPlan } from '../src/subgroup-plan.js';
 
 const { env, release } = await conformanceEnv();
 afterAll(() => {

@@ -3,8 +3,7 @@
  * (row-split.wgsl); Q_i, S, P̃ and O stay in registers and workgroup memory holds only K_j and V_j. Row scores are
  * summed with subgroup shuffles, so the rung needs `subgroups`.
  */
-import { gpuHeadSizeSupport, singlePassRung } from '@fa/core';
-import { rowSplitPlan, rowSplitTilesFor } from '../plans/row-group.js';
+import { gpuHeadSizeSupport, rowSplitPlan, rowSplitTilesFor, singlePassRung } from '@fa/core';
 import code from './row-split.wgsl';
 
 const ROW_SPLIT_KERNEL = { label: 'row-split.wgsl', code };

@@ -3,9 +3,7 @@
  * point that merges the S partial results (split-keys.wgsl). More workgroups for shapes with few rows.
  */
 import type { Shape } from '@fa/io';
-import { gpuHeadSizeSupport, singlePassRung, type GpuContext } from '@fa/core';
-import { splitKeysPlan } from '../plans/key-splits.js';
-import { rowSplitTilesFor } from '../plans/row-group.js';
+import { gpuHeadSizeSupport, rowSplitTilesFor, singlePassRung, splitKeysPlan, type GpuContext } from '@fa/core';
 import code from './split-keys.wgsl';
 
 const SPLIT_KEYS_KERNEL = { label: 'split-keys.wgsl', code };

@@ -3,9 +3,7 @@
  * K_j or V_j feeds 16 multiply-adds instead of 8. The key ranges, `combine` and the host plan are split-keys'.
  */
 import type { Shape } from '@fa/io';
-import { gpuHeadSizeSupport, singlePassRung, type GpuContext } from '@fa/core';
-import { splitKeysPlan } from '../plans/key-splits.js';
-import { rowGroupTilesFor, type RowGroupLayout, type RowSplitTiles } from '../plans/row-group.js';
+import { gpuHeadSizeSupport, rowGroupTilesFor, singlePassRung, splitKeysPlan, type GpuContext, type RowGroupLayout, type RowSplitTiles } from '@fa/core';
 import code from './four-rows.wgsl';
 
 const FOUR_ROWS_KERNEL = { label: 'four-rows.wgsl', code };

@@ -8,14 +8,18 @@ import {
   gpuHeadSizeSupport,
   keyRanges,
   lazyRescaleLag,
+  rowGroupTilesFor,
+  rowSplitTiles,
+  ROW_SPLIT_LAYOUT,
+  splitKeysPlan,
   type GpuContext,
   type KernelSource,
   type RoundingModel,
+  type RowGroupLayout,
+  type RowSplitTiles,
   type SinglePassPlan,
   type TileStudy,
 } from '@fa/core';
-import { splitKeysPlan } from './key-splits.js';
-import { ROW_SPLIT_LAYOUT, rowGroupTilesFor, rowSplitTiles, type RowGroupLayout, type RowSplitTiles } from './row-group.js';
 
 /** Row-split's rows and register bounds; a step scores up to 16 keys, so Bc must be a multiple of 16. */
 const LEAN_LOOP_LAYOUT: RowGroupLayout = { ...ROW_SPLIT_LAYOUT, keysPerStep: 16 };

@@ -2,8 +2,7 @@
  * The float32 attention kernel (attention-fp32.wgsl, lean-loop's loop with heads, groups, bands and masks): its plan for
  * a problem on an adapter. The host that compiles and runs it is tiled-host.ts, shared with attention-matrix.
  */
-import { gpuHeadSizeSupport, type GpuContext, type KernelSource, type SdpaProblem } from '@fa/core';
-import { ROW_SPLIT_LAYOUT, rowGroupTilesFor, rowSplitBytes, rowSplitTiles, type RowGroupLayout } from '@fa/optimized';
+import { gpuHeadSizeSupport, ROW_SPLIT_LAYOUT, rowGroupTilesFor, rowSplitBytes, rowSplitTiles, type GpuContext, type KernelSource, type RowGroupLayout, type SdpaProblem } from '@fa/core';
 import { COMBINE_WORKGROUP, forTensorType, type TensorType } from '../kernel-support.js';
 import { tiledKernel, type TiledPlan } from '../tiled-host.js';
 import code from './attention-fp32.wgsl';

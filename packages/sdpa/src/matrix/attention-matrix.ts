@@ -2,8 +2,7 @@
  * The matrix-unit attention kernel (attention-matrix.wgsl, resident-o's loop with attention-fp32's heads, groups, bands
  * and masks): its plan for a problem on an adapter. It runs on tiled-host.ts, as attention-fp32 does.
  */
-import { kernelWorkgroupBytes, type GpuContext, type SdpaProblem } from '@fa/core';
-import { matrixUnavailable } from '@fa/tensor';
+import { kernelWorkgroupBytes, matrixUnavailable, type GpuContext, type SdpaProblem } from '@fa/core';
 import { COMBINE_WORKGROUP, forTensorType, type TensorType } from '../kernel-support.js';
 import { tiledKernel, type TiledPlan } from '../tiled-host.js';
 import code from './attention-matrix.wgsl';

@@ -3,8 +3,8 @@
  * workgroup memory for NSG subgroups of 16 query rows each, and the softmax and O kept by invocation pairs per row
  * (staged-matrix.wgsl).
  */
+import { subgroupPlan } from '@fa/core';
 import { matrixRung } from '../matrix-rung.js';
-import { subgroupPlan } from '../subgroup-plan.js';
 import code from './staged-matrix.wgsl';
 
 export const STAGED_MATRIX_KERNEL = { label: 'staged-matrix.wgsl', code };

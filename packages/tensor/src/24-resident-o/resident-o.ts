@@ -4,8 +4,8 @@
  * at different points of the tile: no O update per tile and three waits instead of four (resident-o.wgsl). Same tiles
  * and subgroups as rung 23, except at d = 112 and 128: 16-key tiles, four subgroups instead of two.
  */
+import { subgroupPlan } from '@fa/core';
 import { matrixRung } from '../matrix-rung.js';
-import { subgroupPlan } from '../subgroup-plan.js';
 import code from './resident-o.wgsl';
 
 export const RESIDENT_O_KERNEL = { label: 'resident-o.wgsl', code };

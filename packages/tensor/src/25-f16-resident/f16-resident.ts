@@ -4,8 +4,8 @@
  * as in rung 16, so the rung may miss the 5e-3 contract: the automatic choice never picks it. Same subgroups per
  * workgroup as rungs 23-24, as many as fit.
  */
+import { subgroupPlan } from '@fa/core';
 import { matrixRung } from '../matrix-rung.js';
-import { subgroupPlan } from '../subgroup-plan.js';
 import code from './f16-resident.wgsl';
 
 export const F16_RESIDENT_KERNEL = { label: 'f16-resident.wgsl', code };

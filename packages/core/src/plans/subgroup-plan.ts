@@ -2,9 +2,9 @@
  * The plan of the staged tensor-core rungs 23-25: NSG subgroups of 16 query rows each share the K and V tiles staged in
  * workgroup memory, as many as the kernel's declared workgroup memory lets fit the adapter.
  */
-import type { KernelSource } from '@fa/core';
 import type { Shape } from '@fa/io';
-import { matrixWorkgroupBytes, scratchRows, type MatrixPlan } from './matrix-rung.js';
+import type { KernelSource } from '../gpu/pipeline.js';
+import { matrixWorkgroupBytes, scratchRows, type MatrixPlan } from './subgroup-matrix.js';
 
 /**
  * Most subgroups per workgroup. In the subgroup-matrix microbenchmark (docs/subgroup-matrix-bench.md) four subgroups

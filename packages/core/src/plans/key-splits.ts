@@ -1,9 +1,9 @@
 /**
- * The key ranges of rungs 19-22 (split-keys and the rungs built on it): each row block's keys split over S workgroups
+ * The key ranges of rungs 19-22 (split-keys and the rungs built on it) and of @fa/sdpa's tiled kernels: each row block's keys split over S workgroups
  * where the grid is short of workgroups, and a `combine` dispatch that merges the S partial results.
  */
 import type { Shape } from '@fa/io';
-import type { SinglePassPlan } from '@fa/core';
+import type { SinglePassPlan } from '../gpu/single-pass.js';
 import { ROW_SPLIT_LAYOUT, rowSplitPlan, type RowGroupLayout, type RowSplitTiles } from './row-group.js';
 
 /**

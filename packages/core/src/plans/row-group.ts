@@ -4,7 +4,8 @@
  * in its WGSL (rows per group, register bounds, keys per step) is its `RowGroupLayout`.
  */
 import { formatBytes, type Shape } from '@fa/io';
-import type { GpuContext, SinglePassPlan } from '@fa/core';
+import type { GpuContext } from '../gpu-context.js';
+import type { SinglePassPlan } from '../gpu/single-pass.js';
 
 /** The tiles of a row-group kernel: H invocations per row group, Bc keys per tile, WG invocations. */
 export interface RowSplitTiles {
