@@ -1,0 +1,244 @@
+// 4 rows per KV head, 16 keys per tile
+// override constants:
+//   D = 128
+//   R = 4
+//   BK = 16
+//   WG = 128
+//   LSE = 0
+//   CW = 64
+
+// attention-decode: a few query rows against a long key/value cache (decode, speculative decode), flash-decoding's way.
+//
+// Changed from attention-fp32 (the prefill kernel): there a workgroup owns BR = 64-128 rows of one query head, so with
+// one query row per head its row tiles are almost empty, the grid is B·Hq workgroups (a few dozen), and the query
+// heads of a group each read the same K and V. Here:
+// - A workgroup owns all R = GROUP·Lq query rows that read one KV head (the group's query heads, every row of each),
+//   so K and V are read once per group, not once per query head.
+// - The keys of a head are split into `splits` ranges, one workgroup each (B·Hkv·splits workgroups, enough to fill
+//   the GPU), and `combine` merges their partial m, ℓ and O as attention-fp32's does.
+// - Per tile of BK keys the workgroup copies K_j and V_j once into workgroup memory (read into registers during the
+//   previous tile, every load in flight at once), computes the R × BK scores (one or a few per invocation, the query
+//   rows read from workgroup memory), one invocation per row turns its scores into weights and its running m_i, ℓ_i,
+//   and each invocation updates the vec4 slots of O it owns (slot = a row and four columns) with the tile's weights:
+//   decode is bound by reading K and V, and this reads each element once, in order.
+// - Bands (causal, window) and each batch's cache length are tested per score; there are no element or block masks
+//   here (the host sends those problems to attention-fp32).
+
+// How Q, K, V and O are held in memory: four elements at a time as `Packed`, unpacked to float32 on load. The host's
+// f16 variant replaces these three lines (kernel-support.ts): two u32s of f16 pairs, unpacked with unpack2x16float,
+// so f16 tensors need no shader-f16, and each load is one 8-byte read.
+alias Packed = vec2<u32>;
+fn unpack(x: Packed) -> vec4<f32> { return vec4<f32>(unpack2x16float(x.x), unpack2x16float(x.y)); }
+fn pack(x: vec4<f32>) -> Packed { return vec2<u32>(pack2x16float(x.xy), pack2x16float(x.zw)); }
+
+override D: u32;          // head size, a multiple of 4
+override R: u32;          // query rows per workgroup: GROUP · Lq
+override BK: u32;         // keys per tile
+override WG: u32;         // invocations per workgroup
+override LSE: u32;        // 1: write each row's log-sum-exp
+override CW: u32;         // invocations per workgroup of `combine`
+
+const SLOT_MAX: u32 = 8u; // most vec4 slots of O per invocation
+const LD_MAX: u32 = 16u;  // most vec4s of K_j (and of V_j) one invocation loads per tile
+
+struct Params {
+  Lq: u32,
+  Lk: u32,
+  Hq: u32,
+  Hkv: u32,
+  GROUP: u32,
+  pairs: u32,              // B·Hkv: (batch, KV head) pairs in this run
+  qBatch: u32,             // strides of Q and O in vec4s: batch, head, row
+  qHead: u32,
+  qRow: u32,
+  kvBatch: u32,            // strides of K and V in vec4s
+  kvHead: u32,
+  kvRow: u32,
+  scaleLog2: f32,          // scale·log2(e)
+  left: i32,               // keys before the diagonal a row sees (a large number when unbounded)
+  right: i32,              // keys after it (0 when causal)
+  minusInfinity: u32,      // 0xff800000, the bits of −∞, the lse of a row with no key
+  splits: u32,             // workgroups per (batch, KV head), each a range of its tiles
+  batch0: u32,             // the run's first batch, for the cache lengths (which cover every batch)
+  cached: u32,             // 1: batch b holds only its first lengths[b] keys
+}
+
+@group(0) @binding(0) var<storage, read> q: array<Packed>;
+@group(0) @binding(1) var<storage, read> k: array<Packed>;
+@group(0) @binding(2) var<storage, read> v: array<Packed>;
+@group(0) @binding(3) var<storage, read_write> O: array<Packed>;
+@group(0) @binding(4) var<uniform> params: Params;
+@group(0) @binding(5) var<storage, read_write> lse: array<f32>;           // B·Hq·Lq
+@group(0) @binding(6) var<storage, read_write> Opart: array<vec4<f32>>;   // per (pair, split, row of the group)
+@group(0) @binding(7) var<storage, read_write> ML: array<vec2<f32>>;      // per (pair, split, row of the group): m, ℓ
+@group(0) @binding(8) var<storage, read> lengths: array<u32>;             // each batch's valid keys, when `cached`
+
+override D4: u32 = D / 4u;
+override KS: u32 = D4 + 1u;                          // row stride of K_j: one vec4 of padding, so that the BK
+                                                     // invocations scoring one row read BK different banks
+override SLOTS: u32 = (R * D / 4u + WG - 1u) / WG;   // vec4 slots of O per invocation
+override SCORES: u32 = (R * BK + WG - 1u) / WG;      // scores per invocation per tile
+override LD: u32 = (BK * D4 + WG - 1u) / WG;         // vec4s of K_j (and of V_j) per invocation per tile
+
+var<workgroup> Qs: array<vec4<f32>, R * D4>;          // the group's query rows, scaled by scale·log2(e)
+var<workgroup> Kt: array<vec4<f32>, BK * KS>;
+var<workgroup> Vt: array<vec4<f32>, BK * D4>;
+var<workgroup> S: array<f32, R * BK>;                 // the tile's scores (base 2), LOWEST where excluded; then P̃
+var<workgroup> rowM: array<f32, R>;                   // m_i of each row (base 2)
+var<workgroup> rowL: array<f32, R>;                   // ℓ_i of each row
+var<workgroup> rowAlpha: array<f32, R>;               // this tile's rescale factor of each row
+var<workgroup> lengthShared: u32;
+
+const LOWEST: f32 = -3.0e38;   // stands for −∞
+
+// Row r of the group: query head kvh·GROUP + r / Lq, row r % Lq.
+fn queryHead(kvh: u32, r: u32) -> u32 { return kvh * params.GROUP + r / params.Lq; }
+
+// This invocation's share of the K and V rows of the tile from key0, into registers as stored (zeros past the batch's
+// Lk keys): every load is issued before any is used, so a tile's reads are all in flight at once; they are unpacked
+// to float32 only on their way into workgroup memory.
+fn loadTile(kReg: ptr<function, array<Packed, LD_MAX>>, vReg: ptr<function, array<Packed, LD_MAX>>,
+            kvBase: u32, key0: u32, Lk: u32, t: u32) {
+  for (var n = 0u; n < LD; n++) {
+    let e = t + n * WG;
+    var kv = Packed();
+    var vv = Packed();
+    if (e < BK * D4 && key0 + e / D4 < Lk) {
+      let at = kvBase + (key0 + e / D4) * params.kvRow + e % D4;
+      kv = k[at];
+      vv = v[at];
+    }
+    (*kReg)[n] = kv;
+    (*vReg)[n] = vv;
+  }
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
+        @builtin(local_invocation_index) t: u32) {
+  let w = wid.y * nwg.x + wid.x;     // one workgroup per (batch, KV head, range of keys)
+  let split = w % params.splits;
+  let pair = w / params.splits;
+  if (pair >= params.pairs) { return; }
+  let b = pair / params.Hkv;
+  let kvh = pair % params.Hkv;
+  let kvBase = b * params.kvBatch + kvh * params.kvHead;
+  if (t == 0u) { lengthShared = select(params.Lk, min(lengths[b + params.batch0], params.Lk), params.cached == 1u); }
+  let Lk = workgroupUniformLoad(&lengthShared);   // this batch's valid keys
+
+  for (var e = t; e < R * D4; e += WG) {
+    let r = e / D4;
+    Qs[e] = unpack(q[b * params.qBatch + queryHead(kvh, r) * params.qHead + (r % params.Lq) * params.qRow + e % D4]) * params.scaleLog2;
+  }
+  for (var r = t; r < R; r += WG) {
+    rowM[r] = LOWEST;
+    rowL[r] = 0.0;
+  }
+  // The O slots this invocation owns: slot e = row e / D4, columns 4·(e % D4) … + 3.
+  var o: array<vec4<f32>, SLOT_MAX>;
+  for (var n = 0u; n < SLOTS; n++) { o[n] = vec4<f32>(0.0); }
+  let tiles = (Lk + BK - 1u) / BK;
+  let jBegin = split * tiles / params.splits;
+  let jEnd = (split + 1u) * tiles / params.splits;
+  let diagonal = i32(Lk) - i32(params.Lq);
+  var kReg: array<Packed, LD_MAX>;      // the next tile's K and V, on their way from memory
+  var vReg: array<Packed, LD_MAX>;
+  if (jBegin < jEnd) { loadTile(&kReg, &vReg, kvBase, jBegin * BK, Lk, t); }
+  for (var j = jBegin; j < jEnd; j++) {
+    workgroupBarrier();  // everyone is done with the previous tile
+    let key0 = j * BK;
+    for (var n = 0u; n < LD; n++) {
+      let e = t + n * WG;
+      if (e < BK * D4) {
+        Kt[(e / D4) * KS + e % D4] = unpack(kReg[n]);
+        Vt[e] = unpack(vReg[n]);
+      }
+    }
+    workgroupBarrier();
+    // Tile j + 1 is read from memory while tile j computes.
+    if (j + 1u < jEnd) { loadTile(&kReg, &vReg, kvBase, key0 + BK, Lk, t); }
+    // Scores: score e = row e / BK with key e % BK, excluded outside the row's band or past Lk.
+    for (var n = 0u; n < SCORES; n++) {
+      let e = t + n * WG;
+      if (e < R * BK) {
+        let r = e / BK;
+        let c = e % BK;
+        var s = 0.0;
+        for (var x = 0u; x < D4; x++) { s += dot(Qs[r * D4 + x], Kt[c * KS + x]); }
+        let key = i32(key0 + c);
+        let i = i32(r % params.Lq);
+        let seen = key < i32(Lk) && key >= i + diagonal - params.left && key <= i + diagonal + params.right;
+        S[e] = select(LOWEST, s, seen);
+      }
+    }
+    workgroupBarrier();
+    // Each row once: the tile's maximum, the rescale factor, the weights P̃ = 2^(s − m) (in place of the scores), ℓ.
+    for (var r = t; r < R; r += WG) {
+      var mx = LOWEST;
+      for (var c = 0u; c < BK; c++) { mx = max(mx, S[r * BK + c]); }
+      let mNew = max(rowM[r], mx);
+      var sum = 0.0;
+      for (var c = 0u; c < BK; c++) {
+        let p = select(0.0, exp2(S[r * BK + c] - mNew), S[r * BK + c] > LOWEST);
+        S[r * BK + c] = p;
+        sum += p;
+      }
+      let alpha = exp2(rowM[r] - mNew);
+      rowAlpha[r] = alpha;
+      rowL[r] = rowL[r] * alpha + sum;
+      rowM[r] = mNew;
+    }
+    workgroupBarrier();
+    // Each slot: O = α·O + P̃·V_j on its four columns, the tile's products summed apart first.
+    for (var n = 0u; n < SLOTS; n++) {
+      let e = t + n * WG;
+      if (e < R * D4) {
+        let r = e / D4;
+        let col = e % D4;
+        var acc = vec4<f32>(0.0);
+        for (var c = 0u; c < BK; c++) { acc = fma(vec4<f32>(S[r * BK + c]), Vt[c * D4 + col], acc); }
+        o[n] = o[n] * rowAlpha[r] + acc;
+      }
+    }
+  }
+  // This range's unnormalized O, m and ℓ of each slot's row, for `combine`.
+  for (var n = 0u; n < SLOTS; n++) {
+    let e = t + n * WG;
+    if (e < R * D4) {
+      let r = e / D4;
+      let part = (pair * params.splits + split) * R + r;
+      if (e % D4 == 0u) { ML[part] = vec2<f32>(rowM[r], rowL[r]); }
+      Opart[part * D4 + e % D4] = o[n];
+    }
+  }
+}
+
+// One invocation per vec4 of O: the ranges of its row merged, O = Σ 2^(m_s − M) O_s / Σ 2^(m_s − M) ℓ_s, or 0 and
+// log-sum-exp −∞ for a row that saw no key.
+@compute @workgroup_size(CW)
+fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
+           @builtin(local_invocation_index) t: u32) {
+  let e = (wid.y * nwg.x + wid.x) * CW + t;   // vec4 e: pair, row of the group, column col
+  if (e >= params.pairs * R * D4) { return; }
+  let col = e % D4;
+  let r = (e / D4) % R;
+  let pair = e / D4 / R;
+  var M = LOWEST;
+  for (var s = 0u; s < params.splits; s++) { M = max(M, ML[(pair * params.splits + s) * R + r].x); }
+  var total = 0.0;
+  var acc = vec4<f32>(0.0);
+  for (var s = 0u; s < params.splits; s++) {
+    let part = (pair * params.splits + s) * R + r;
+    let scale = exp2(ML[part].x - M);
+    total += scale * ML[part].y;
+    acc += scale * Opart[part * D4 + col];
+  }
+  let seen = M > LOWEST;
+  let b = pair / params.Hkv;
+  let h = queryHead(pair % params.Hkv, r);
+  let i = r % params.Lq;
+  O[b * params.qBatch + h * params.qHead + i * params.qRow + col] = pack(select(vec4<f32>(0.0), acc / total, seen));
+  if (LSE == 1u && col == 0u) {
+    lse[(b * params.Hq + h) * params.Lq + i] = select(bitcast<f32>(params.minusInfinity), (M + log2(total)) * 0.6931471805599453, seen);
+  }
+}

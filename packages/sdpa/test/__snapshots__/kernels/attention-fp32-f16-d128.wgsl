@@ -1,0 +1,509 @@
+// H = 4, Bc = 16, 128 invocations
+// override constants:
+//   D = 128
+//   H = 4
+//   BC = 16
+//   KEYS = 8
+//   WG = 128
+//   PREFETCH = 1
+//   CW = 64
+
+// attention-fp32: lean-loop's kernel (rung 20) for attention as models call it: heads and grouped KV heads in either
+// layout, Lq ≠ Lk, causal and windowed bands, element and block masks, and each row's log-sum-exp.
+//
+// Changed from lean-loop, what a model's attention needs and nothing else (docs/sdpa.md):
+// - Q, K, V and O are separate tensors, [B, H, L, d] or [B, L, H, d]: each row is found through per-tensor strides
+//   (batch, head, row) in the uniform, and query head h reads KV head ⌊h / GROUP⌋, so grouped heads need no copy.
+// - A workgroup owns BR query rows of one (batch, head). Its rows see keys in the band [i + Lk − Lq − left,
+//   i + Lk − Lq + right] only, so the tile loop runs from the first tile any of its rows sees to the last: a causal
+//   prefill skips the tiles above the diagonal and costs about half.
+// - With a block mask (`blocks` = 1) the host lists, for each (batch, head, query tile), the key tiles in its band that
+//   some kept block touches; the workgroup runs through its list (its length read once with workgroupUniformLoad, so
+//   the barriers stay in uniform control flow); the prefetch reads the next tile of the list.
+// - Inside a tile that a band edge crosses, or with an element mask (`mask` = 1, additive f32 with EXCLUDED for −∞ and
+//   for false), or a block mask whose blocks are not whole tiles, each score gets its exact test (applyMask); other
+//   tiles run lean-loop's step unchanged.
+// - A row that sees no key keeps m_i = LOWEST and gets O = 0 and log-sum-exp −∞.
+// - Where B·Hq·⌈Lq/BR⌉ workgroups are too few for the GPU, each row block's tiles are split into `splits` ranges, one
+//   workgroup each, merged by `combine` (lean-loop's key ranges, with ranges of the row block's own tiles).
+
+enable subgroups;
+
+// The element type of Q, K, V and O in memory: f32, or f16 in the variant the host makes by replacing this line (and
+// enabling f16). Everything is computed in f32; values are converted as they are loaded and stored.
+// How Q, K, V and O are held in memory: four elements at a time as `Packed`, unpacked to float32 on load. The host's
+// f16 variant replaces these three lines (kernel-support.ts): two u32s of f16 pairs, unpacked with unpack2x16float,
+// so f16 tensors need no shader-f16, and each load is one 8-byte read.
+alias Packed = vec2<u32>;
+fn unpack(x: Packed) -> vec4<f32> { return vec4<f32>(unpack2x16float(x.x), unpack2x16float(x.y)); }
+fn pack(x: vec4<f32>) -> Packed { return vec2<u32>(pack2x16float(x.xy), pack2x16float(x.zw)); }
+
+override D: u32;          // head size, a multiple of 4
+override H: u32;          // invocations per row group: a power of two, at most the subgroup size
+override BC: u32;         // keys per K/V tile, a multiple of KEYS
+override KEYS: u32;       // keys per step of the inner loop: 8, or 16 when H = 1
+override WG: u32;         // invocations per workgroup, a multiple of H
+override PREFETCH: u32;   // 1: load the next tile into registers while this one computes
+override CW: u32;         // invocations per workgroup of `combine`
+
+const C_MAX: u32 = 8u;    // most vec4 columns of a row per invocation: D/4 over H, rounded up
+const LD_MAX: u32 = 8u;   // most vec4s of K_j (and of V_j) one invocation loads per tile
+
+// Params, the bindings (q, k, v, O, params, mask, blockFlags, lse, tileLists, Opart, ML), LOWEST, EXCLUDED, bandFirst,
+// bandLast and blockKept are tiled-interface.wgsl's, shared with the other tiled kernel and appended by tiledKernel
+// (tiled-host.ts), as is `combine` (combine.wgsl).
+
+override D4V: u32 = D / 4u;                       // vec4s per row
+override C: u32 = (D / 4u + H - 1u) / H;          // vec4 columns per invocation
+override KS: u32 = H * C;                         // row stride of K_j, V_j: D/4 rounded up to H·C, padded with 0
+override PAD: u32 = KS - D4V;                     // padding vec4s per row (0 when H divides D/4)
+override BR: u32 = WG / H * 2u;                   // query rows per workgroup: two per row group
+override LD: u32 = (BC * D / 4u + WG - 1u) / WG;  // vec4s of K_j (and V_j) per invocation per tile
+
+var<workgroup> Kj: array<vec4<f32>, BC * KS>;
+var<workgroup> Vj: array<vec4<f32>, BC * KS>;
+var<workgroup> listShared: vec2<u32>;
+var<workgroup> lengthShared: u32;
+
+fn max4(v4: vec4<f32>) -> f32 { return max(max(v4.x, v4.y), max(v4.z, v4.w)); }
+
+fn inRow(col: u32) -> bool { return PAD == 0u || col < D4V; }
+
+// Vec4 e of a tile (row e / D4V, column e % D4V) in workgroup memory, whose rows are KS vec4s long.
+fn onChip(e: u32) -> u32 {
+  if (PAD == 0u) { return e; }
+  return (e / D4V) * KS + e % D4V;
+}
+
+// s + q · (k0, k1, k2, k3) for four keys at once, as 4 chained multiply-adds.
+fn qk4(s: vec4<f32>, qv: vec4<f32>, k0: vec4<f32>, k1: vec4<f32>, k2: vec4<f32>, k3: vec4<f32>) -> vec4<f32> {
+  var r = fma(vec4<f32>(qv.x), vec4<f32>(k0.x, k1.x, k2.x, k3.x), s);
+  r = fma(vec4<f32>(qv.y), vec4<f32>(k0.y, k1.y, k2.y, k3.y), r);
+  r = fma(vec4<f32>(qv.z), vec4<f32>(k0.z, k1.z, k2.z, k3.z), r);
+  return fma(vec4<f32>(qv.w), vec4<f32>(k0.w, k1.w, k2.w, k3.w), r);
+}
+
+// o + P̃ for four keys times their rows of V_j (one vec4 column), as 4 chained multiply-adds.
+fn addPV(o: vec4<f32>, p: vec4<f32>, v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>) -> vec4<f32> {
+  return fma(vec4<f32>(p.w), v3, fma(vec4<f32>(p.z), v2, fma(vec4<f32>(p.y), v1, fma(vec4<f32>(p.x), v0, o))));
+}
+
+const TAU: f32 = 8.0;          // how far a score may pass m_i before O and ℓ are rescaled (P̃ ≤ 2^TAU)
+
+// Tile `step` of a workgroup's tiles: jFirst + step in its band, or entry `step` of its list under a block mask.
+fn tileAt(step: u32, jFirst: u32, listStart: u32) -> u32 {
+  if (params.blocks == 1u) { return tileLists[listStart + step]; }
+  return jFirst + step;
+}
+
+// Scores s of row i with keys j0 .. j0 + 3: the additive mask added (base 2), LOWEST where the key is excluded.
+fn applyMask(s: vec4<f32>, b: u32, hq: u32, i: u32, j0: u32, Lk: u32) -> vec4<f32> {
+  var r = s;
+  for (var x = 0u; x < 4u; x++) {
+    let j = j0 + x;
+    var kept = j < Lk && i32(j) >= bandFirst(i, Lk) && i32(j) <= bandLast(i, Lk);
+    // Rows past Lq (padding of the last row block) read neither mask: their flags and values are not in the buffers.
+    if (kept && params.blocks == 1u && params.blockTiles == 0u && i < params.Lq) { kept = blockKept(b, hq, i, j); }
+    if (kept && params.mask == 1u && i < params.Lq) {
+      let add = mask[b * params.maskB + hq * params.maskH + i * params.maskI + j * params.maskJ];
+      kept = add > EXCLUDED;
+      r[x] += add * 1.4426950408889634;
+    }
+    if (!kept) { r[x] = LOWEST; }
+  }
+  return r;
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
+        @builtin(local_invocation_index) t: u32) {
+  let Lq = params.Lq;
+  let Tr = (Lq + BR - 1u) / BR;
+  let w = wid.y * nwg.x + wid.x;     // one workgroup per (batch, query head, query tile, range of its tiles)
+  let split = w % params.splits;
+  let pair = w / params.splits / Tr;
+  let i = (w / params.splits) % Tr;
+  if (pair >= params.bh) { return; }
+  let b = pair / params.Hq;
+  let hq = pair % params.Hq;
+  let qBase = b * params.qBatch + hq * params.qHead;   // Q and O of (b, hq), in vec4s
+  let kvBase = b * params.kvBatch + (hq / params.GROUP) * params.kvHead;
+  let bm = b + params.batch0;        // the batch in the masks
+  if (params.cached == 1u && t == 0u) { lengthShared = min(tileLists[bm], params.Lk); }
+  let Lk = select(params.Lk, workgroupUniformLoad(&lengthShared), params.cached == 1u);   // this batch's valid keys
+  let g = t / H;                     // row group: rows i·BR + 2g and i·BR + 2g + 1
+  let h = t % H;                     // place in the group: vec4 columns h + H·x
+
+  let row0 = i * BR + 2u * g;
+  let row1 = row0 + 1u;
+  var q0: array<vec4<f32>, C_MAX>;   // q0[x]: row 0, vec4 column h + H·x
+  var q1: array<vec4<f32>, C_MAX>;
+  var o0: array<vec4<f32>, C_MAX>;
+  var o1: array<vec4<f32>, C_MAX>;
+  for (var x = 0u; x < C; x++) {
+    q0[x] = vec4<f32>(0.0);
+    q1[x] = vec4<f32>(0.0);
+    let col = h + H * x;
+    if (row0 < Lq && inRow(col)) { q0[x] = unpack(q[qBase + row0 * params.qRow + col]) * params.scaleLog2; }
+    if (row1 < Lq && inRow(col)) { q1[x] = unpack(q[qBase + row1 * params.qRow + col]) * params.scaleLog2; }
+    o0[x] = vec4<f32>(0.0);
+    o1[x] = vec4<f32>(0.0);
+  }
+  var m0 = LOWEST;                   // m_i (base 2) of the two rows
+  var m1 = LOWEST;
+  var l0 = 0.0;                      // ℓ_i of the two rows
+  var l1 = 0.0;
+
+  for (var e = t; e < BC * PAD; e += WG) {
+    Kj[(e / max(PAD, 1u)) * KS + D4V + e % max(PAD, 1u)] = vec4<f32>(0.0);
+    Vj[(e / max(PAD, 1u)) * KS + D4V + e % max(PAD, 1u)] = vec4<f32>(0.0);
+  }
+
+  // The tiles any row of this workgroup sees: from the first key of its first row's band to the last of its last's,
+  // or the host's list of them under a block mask; this workgroup takes range `split` of them.
+  let rowFirst = i * BR;
+  let rowLast = min(Lq, rowFirst + BR) - 1u;
+  let keyFirst = max(bandFirst(rowFirst, Lk), 0);
+  let keyLast = min(bandLast(rowLast, Lk), i32(Lk) - 1);
+  var jFirst = 0u;                   // without a list: tiles jFirst … jFirst + count − 1
+  var count = 0u;
+  var listStart = 0u;                // with one: tiles tileLists[listStart … listStart + count − 1]
+  if (params.blocks == 1u) {
+    let entry = 2u * ((bm * params.Hq + hq) * Tr + i);
+    if (t == 0u) { listShared = vec2<u32>(tileLists[entry], tileLists[entry + 1u]); }
+    let list = workgroupUniformLoad(&listShared);
+    listStart = list.x;
+    count = list.y;
+  } else if (keyFirst <= keyLast) {
+    jFirst = u32(keyFirst) / BC;
+    count = u32(keyLast) / BC + 1u - jFirst;
+  }
+  // Range `split` of the count tiles: an even share, or (under a band, where row blocks see different counts) the
+  // same number of tiles in every range, so that the longest row block gets the most workgroups.
+  var nBegin = split * count / params.splits;
+  var nEnd = (split + 1u) * count / params.splits;
+  if (params.perSplit > 0u) {
+    nBegin = min(split * params.perSplit, count);
+    nEnd = min(nBegin + params.perSplit, count);
+  }
+  // Keys every row of the workgroup sees (a tile inside them needs no band test).
+  let allFirst = bandFirst(rowLast, Lk);
+  let allLast = bandLast(rowFirst, Lk);
+  var kNext: array<vec4<f32>, LD_MAX>;
+  var vNext: array<vec4<f32>, LD_MAX>;
+  if (PREFETCH == 1u) {
+    for (var n = 0u; n < LD; n++) {
+      let e = t + n * WG;
+      kNext[n] = vec4<f32>(0.0);
+      vNext[n] = vec4<f32>(0.0);
+      let key = tileAt(nBegin, jFirst, listStart) * BC + e / D4V;
+      if (e < BC * D4V && nBegin < nEnd && key < Lk) {
+        let at = kvBase + key * params.kvRow + e % D4V;
+        kNext[n] = unpack(k[at]);
+        vNext[n] = unpack(v[at]);
+      }
+    }
+  }
+  for (var step = nBegin; step < nEnd; step++) {
+    let j = tileAt(step, jFirst, listStart);
+    let key0 = j * BC;
+    workgroupBarrier();  // everyone is done with K_j, V_j of the previous tile
+    for (var n = 0u; n < LD; n++) {
+      let e = t + n * WG;
+      if (e < BC * D4V) {
+        if (PREFETCH == 1u) {
+          Kj[onChip(e)] = kNext[n];
+          Vj[onChip(e)] = vNext[n];
+        } else {
+          var kv = vec4<f32>(0.0);
+          var vv = vec4<f32>(0.0);
+          if (key0 + e / D4V < Lk) {
+            let at = kvBase + (key0 + e / D4V) * params.kvRow + e % D4V;
+            kv = unpack(k[at]);
+            vv = unpack(v[at]);
+          }
+          Kj[onChip(e)] = kv;
+          Vj[onChip(e)] = vv;
+        }
+      }
+    }
+    workgroupBarrier();
+    if (PREFETCH == 1u && step + 1u < nEnd) {
+      let next0 = tileAt(step + 1u, jFirst, listStart) * BC;   // the next tile's first key
+      for (var n = 0u; n < LD; n++) {
+        let e = t + n * WG;
+        kNext[n] = vec4<f32>(0.0);
+        vNext[n] = vec4<f32>(0.0);
+        if (e < BC * D4V && next0 + e / D4V < Lk) {
+          let at = kvBase + (next0 + e / D4V) * params.kvRow + e % D4V;
+          kNext[n] = unpack(k[at]);
+          vNext[n] = unpack(v[at]);
+        }
+      }
+    }
+
+    // The exact test per score where the band's edge crosses the tile, a key is past Lk, or a mask needs it.
+    let checked = params.mask == 1u || (params.blocks == 1u && params.blockTiles == 0u) || key0 + BC > Lk ||
+                  i32(key0) < allFirst || i32(key0 + BC - 1u) > allLast;
+    for (var c = 0u; c < BC; c += KEYS) {
+      // S for keys c .. c + KEYS − 1 of the tile: this invocation's share of each dot product, as chains of
+      // multiply-adds, then the group's sum. Quads c and d (keys c + 8 .. c + 15) exist only when KEYS = 16.
+      var s0a = vec4<f32>(0.0);      // row 0, keys c .. c + 3
+      var s0b = vec4<f32>(0.0);      // row 0, keys c + 4 .. c + 7
+      var s0c = vec4<f32>(0.0);      // row 0, keys c + 8 .. c + 11
+      var s0d = vec4<f32>(0.0);      // row 0, keys c + 12 .. c + 15
+      var s1a = vec4<f32>(0.0);
+      var s1b = vec4<f32>(0.0);
+      var s1c = vec4<f32>(0.0);
+      var s1d = vec4<f32>(0.0);
+      for (var x = 0u; x < C; x++) {
+        let col = h + H * x;
+        let k0 = Kj[c * KS + col];
+        let k1 = Kj[(c + 1u) * KS + col];
+        let k2 = Kj[(c + 2u) * KS + col];
+        let k3 = Kj[(c + 3u) * KS + col];
+        let k4 = Kj[(c + 4u) * KS + col];
+        let k5 = Kj[(c + 5u) * KS + col];
+        let k6 = Kj[(c + 6u) * KS + col];
+        let k7 = Kj[(c + 7u) * KS + col];
+        s0a = qk4(s0a, q0[x], k0, k1, k2, k3);
+        s0b = qk4(s0b, q0[x], k4, k5, k6, k7);
+        s1a = qk4(s1a, q1[x], k0, k1, k2, k3);
+        s1b = qk4(s1b, q1[x], k4, k5, k6, k7);
+        if (KEYS == 16u) {
+          let k8 = Kj[(c + 8u) * KS + col];
+          let k9 = Kj[(c + 9u) * KS + col];
+          let k10 = Kj[(c + 10u) * KS + col];
+          let k11 = Kj[(c + 11u) * KS + col];
+          let k12 = Kj[(c + 12u) * KS + col];
+          let k13 = Kj[(c + 13u) * KS + col];
+          let k14 = Kj[(c + 14u) * KS + col];
+          let k15 = Kj[(c + 15u) * KS + col];
+          s0c = qk4(s0c, q0[x], k8, k9, k10, k11);
+          s0d = qk4(s0d, q0[x], k12, k13, k14, k15);
+          s1c = qk4(s1c, q1[x], k8, k9, k10, k11);
+          s1d = qk4(s1d, q1[x], k12, k13, k14, k15);
+        }
+      }
+      // The group's sum, one shuffle level per halving of H, written out rather than looped (see the header). The
+      // host keeps H ≤ 4 (d ≤ 128 with C ≤ 8) and KEYS = 8 when H > 1.
+      if (H > 1u) {
+        s0a += subgroupShuffleXor(s0a, 1u);
+        s0b += subgroupShuffleXor(s0b, 1u);
+        s1a += subgroupShuffleXor(s1a, 1u);
+        s1b += subgroupShuffleXor(s1b, 1u);
+      }
+      if (H > 2u) {
+        s0a += subgroupShuffleXor(s0a, 2u);
+        s0b += subgroupShuffleXor(s0b, 2u);
+        s1a += subgroupShuffleXor(s1a, 2u);
+        s1b += subgroupShuffleXor(s1b, 2u);
+      }
+      if (checked) {  // band edges, element masks, block masks (unaligned), keys past Lk: the exact test per score
+        s0a = applyMask(s0a, bm, hq, row0, key0 + c, Lk);
+        s0b = applyMask(s0b, bm, hq, row0, key0 + c + 4u, Lk);
+        s1a = applyMask(s1a, bm, hq, row1, key0 + c, Lk);
+        s1b = applyMask(s1b, bm, hq, row1, key0 + c + 4u, Lk);
+        if (KEYS == 16u) {
+          s0c = applyMask(s0c, bm, hq, row0, key0 + c + 8u, Lk);
+          s0d = applyMask(s0d, bm, hq, row0, key0 + c + 12u, Lk);
+          s1c = applyMask(s1c, bm, hq, row1, key0 + c + 8u, Lk);
+          s1d = applyMask(s1d, bm, hq, row1, key0 + c + 12u, Lk);
+        }
+      }
+      var mx0 = max4(max(s0a, s0b));
+      var mx1 = max4(max(s1a, s1b));
+      if (KEYS == 16u) {
+        mx0 = max(mx0, max4(max(s0c, s0d)));
+        mx1 = max(mx1, max4(max(s1c, s1d)));
+      }
+      if (mx0 > m0 + TAU) {
+        let alpha = exp2(m0 - mx0);
+        m0 = mx0;
+        l0 *= alpha;
+        for (var x = 0u; x < C; x++) { o0[x] *= alpha; }
+      }
+      if (mx1 > m1 + TAU) {
+        let alpha = exp2(m1 - mx1);
+        m1 = mx1;
+        l1 *= alpha;
+        for (var x = 0u; x < C; x++) { o1[x] *= alpha; }
+      }
+      let p0a = exp2(s0a - m0);      // P̃ of row 0, keys c .. c + 3
+      let p0b = exp2(s0b - m0);
+      let p1a = exp2(s1a - m1);
+      let p1b = exp2(s1b - m1);
+      l0 += dot(p0a + p0b, vec4<f32>(1.0));
+      l1 += dot(p1a + p1b, vec4<f32>(1.0));
+      var p0c = vec4<f32>(0.0);
+      var p0d = vec4<f32>(0.0);
+      var p1c = vec4<f32>(0.0);
+      var p1d = vec4<f32>(0.0);
+      if (KEYS == 16u) {
+        p0c = exp2(s0c - m0);
+        p0d = exp2(s0d - m0);
+        p1c = exp2(s1c - m1);
+        p1d = exp2(s1d - m1);
+        l0 += dot(p0c + p0d, vec4<f32>(1.0));
+        l1 += dot(p1c + p1d, vec4<f32>(1.0));
+      }
+      // O += P̃ V_j for keys c .. c + KEYS − 1, on this invocation's columns. The step's products are summed
+      // apart first, so a running O sees one rounding per step, not one per key: the error bound's sum path is
+      // KEYS + N/KEYS roundings instead of N (docs/error-bound.md).
+      for (var x = 0u; x < C; x++) {
+        let col = h + H * x;
+        let v0 = Vj[c * KS + col];
+        let v1 = Vj[(c + 1u) * KS + col];
+        let v2 = Vj[(c + 2u) * KS + col];
+        let v3 = Vj[(c + 3u) * KS + col];
+        let v4 = Vj[(c + 4u) * KS + col];
+        let v5 = Vj[(c + 5u) * KS + col];
+        let v6 = Vj[(c + 6u) * KS + col];
+        let v7 = Vj[(c + 7u) * KS + col];
+        var o0x = addPV(addPV(vec4<f32>(0.0), p0a, v0, v1, v2, v3), p0b, v4, v5, v6, v7);
+        var o1x = addPV(addPV(vec4<f32>(0.0), p1a, v0, v1, v2, v3), p1b, v4, v5, v6, v7);
+        if (KEYS == 16u) {
+          let v8 = Vj[(c + 8u) * KS + col];
+          let v9 = Vj[(c + 9u) * KS + col];
+          let v10 = Vj[(c + 10u) * KS + col];
+          let v11 = Vj[(c + 11u) * KS + col];
+          let v12 = Vj[(c + 12u) * KS + col];
+          let v13 = Vj[(c + 13u) * KS + col];
+          let v14 = Vj[(c + 14u) * KS + col];
+          let v15 = Vj[(c + 15u) * KS + col];
+          o0x = addPV(addPV(o0x, p0c, v8, v9, v10, v11), p0d, v12, v13, v14, v15);
+          o1x = addPV(addPV(o1x, p1c, v8, v9, v10, v11), p1d, v12, v13, v14, v15);
+        }
+        o0[x] += o0x;
+        o1[x] += o1x;
+      }
+    }
+  }
+  if (params.splits == 1u) {  // O_i = O / ℓ_i, or 0 for a row that saw no key; its log-sum-exp, or −∞
+    if (row0 < Lq) { finish(qBase + row0 * params.qRow, pair * Lq + row0, h, m0, l0, o0); }
+    if (row1 < Lq) { finish(qBase + row1 * params.qRow, pair * Lq + row1, h, m1, l1, o1); }
+    return;
+  }
+  // This range's unnormalized O, m and ℓ of both rows, for `combine`.
+  let part0 = (pair * params.splits + split) * Lq + row0;
+  if (row0 < Lq) {
+    if (h == 0u) { ML[part0] = vec2<f32>(m0, l0); }
+    for (var x = 0u; x < C; x++) {
+      if (inRow(h + H * x)) { Opart[part0 * D4V + h + H * x] = o0[x]; }
+    }
+  }
+  if (row1 < Lq) {
+    if (h == 0u) { ML[part0 + 1u] = vec2<f32>(m1, l1); }
+    for (var x = 0u; x < C; x++) {
+      if (inRow(h + H * x)) { Opart[(part0 + 1u) * D4V + h + H * x] = o1[x]; }
+    }
+  }
+}
+
+// Writes a row of O (this invocation's columns) and its log-sum-exp: O / ℓ and (m + log2 ℓ)·ln 2, or 0 and −∞ when
+// the row saw no key (m still LOWEST).
+fn finish(at: u32, row: u32, h: u32, m: f32, l: f32, o: array<vec4<f32>, C_MAX>) {
+  let seen = m > LOWEST;
+  for (var x = 0u; x < C; x++) {
+    if (inRow(h + H * x)) { O[at + h + H * x] = pack(select(vec4<f32>(0.0), o[x] / l, seen)); }
+  }
+  if (params.writeLse == 1u && h == 0u) { lse[row] = select(bitcast<f32>(params.minusInfinity), (m + log2(l)) * 0.6931471805599453, seen); }
+}
+
+
+// The interface of the tiled attention kernels (attention-fp32 and attention-matrix), appended to each by tiledKernel
+// (tiled-host.ts), whose host fills it: the uniform, the bindings, and the band and block tests both kernels make.
+// Each kernel declares `Packed` (how q, k, v and O are held in memory).
+
+struct Params {
+  Lq: u32,
+  Lk: u32,
+  Hq: u32,
+  GROUP: u32,              // query heads per KV head
+  bh: u32,                 // B·Hq: (batch, head) pairs in this run
+  batch0: u32,             // the run's first batch, for the masks (which cover every batch)
+  qBatch: u32,             // strides of Q and O in vec4s: batch, head, row
+  qHead: u32,
+  qRow: u32,
+  kvBatch: u32,            // strides of K and V in vec4s
+  kvHead: u32,
+  kvRow: u32,
+  scaleLog2: f32,          // scale·log2(e)
+  left: i32,               // keys before the diagonal a row sees (a large number when unbounded)
+  right: i32,              // keys after it (0 when causal)
+  maskB: u32,              // element mask strides in f32s (0 along broadcast dimensions)
+  maskH: u32,
+  maskI: u32,
+  maskJ: u32,
+  blockRows: u32,          // rows and keys of a block of the block mask
+  blockKeys: u32,
+  blocksB: u32,            // block mask strides in flags
+  blocksH: u32,
+  blocksI: u32,
+  blocksJ: u32,
+  minusInfinity: u32,      // 0xff800000, the bits of −∞ (WGSL has no constant for it), the lse of a row with no key
+  splits: u32,             // workgroups per row block, each a range of its tiles; 1: O is written directly
+  perSplit: u32,           // tiles per range (0: count / splits each)
+  mask: u32,               // 1: an element mask is bound
+  blocks: u32,             // 1: a block mask is bound
+  blockTiles: u32,         // 1: every kernel tile lies inside one block (blocks are whole tiles): no per-score test
+  writeLse: u32,           // 1: write each row's log-sum-exp
+  cached: u32,             // 1: batch b holds only its first tileLists[b] keys (no block mask then)
+}
+
+@group(0) @binding(0) var<storage, read> q: array<Packed>;
+@group(0) @binding(1) var<storage, read> k: array<Packed>;
+@group(0) @binding(2) var<storage, read> v: array<Packed>;
+@group(0) @binding(3) var<storage, read_write> O: array<Packed>;
+@group(0) @binding(4) var<uniform> params: Params;
+@group(0) @binding(5) var<storage, read> mask: array<f32>;          // additive, EXCLUDED for excluded keys
+@group(0) @binding(6) var<storage, read> blockFlags: array<u32>;   // 1: the block is computed
+@group(0) @binding(7) var<storage, read_write> lse: array<f32>;     // B·Hq·Lq: log-sum-exp of each row
+@group(0) @binding(8) var<storage, read> tileLists: array<u32>;     // per (batch, head, query tile): start, count; then tiles.
+                                                                    // Without a block mask: each batch's cache length
+                                                                    // when `cached` is 1
+@group(0) @binding(9) var<storage, read_write> Opart: array<vec4<f32>>;  // per (pair, split, row): unnormalized O
+@group(0) @binding(10) var<storage, read_write> ML: array<vec2<f32>>;    // per (pair, split, row): m, ℓ
+
+const LOWEST: f32 = -3.0e38;   // stands for −∞ in m_i and in excluded scores
+const EXCLUDED: f32 = -3.0e38; // in the mask: the key is excluded (the host writes it for −∞ and for false)
+
+// The band of keys row i sees in a batch of Lk valid keys: [i + Lk − Lq − left, i + Lk − Lq + right], signed.
+fn bandFirst(i: u32, Lk: u32) -> i32 { return i32(i) + i32(Lk) - i32(params.Lq) - params.left; }
+fn bandLast(i: u32, Lk: u32) -> i32 { return i32(i) + i32(Lk) - i32(params.Lq) + params.right; }
+
+// The flag of the block that holds (row i, key j) of (batch b, head hq).
+fn blockKept(b: u32, hq: u32, i: u32, j: u32) -> bool {
+  return blockFlags[b * params.blocksB + hq * params.blocksH + (i / params.blockRows) * params.blocksI + (j / params.blockKeys) * params.blocksJ] != 0u;
+}
+
+// The `combine` entry point of the tiled attention kernels (attention-fp32 and attention-matrix), appended to each by
+// tiledKernel (tiled-host.ts): it uses tiled-interface.wgsl's Params, bindings (O, params, lse, Opart, ML) and LOWEST,
+// and each kernel's D4V, CW and pack.
+
+// One invocation per vec4 of O: the ranges of its row merged, O = Σ 2^(m_s − M) O_s / Σ 2^(m_s − M) ℓ_s.
+@compute @workgroup_size(CW)
+fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
+           @builtin(local_invocation_index) t: u32) {
+  let Lq = params.Lq;
+  let e = (wid.y * nwg.x + wid.x) * CW + t;   // vec4 e of O: pair, row, column col
+  if (e >= params.bh * Lq * D4V) { return; }
+  let col = e % D4V;
+  let row = (e / D4V) % Lq;
+  let pair = e / D4V / Lq;
+  var M = LOWEST;
+  for (var s = 0u; s < params.splits; s++) { M = max(M, ML[(pair * params.splits + s) * Lq + row].x); }
+  var l = 0.0;
+  var o = vec4<f32>(0.0);
+  for (var s = 0u; s < params.splits; s++) {
+    let part = (pair * params.splits + s) * Lq + row;
+    let scale = exp2(ML[part].x - M);
+    l += scale * ML[part].y;
+    o += scale * Opart[part * D4V + col];
+  }
+  let seen = M > LOWEST;
+  let b = pair / params.Hq;
+  let hq = pair % params.Hq;
+  O[b * params.qBatch + hq * params.qHead + row * params.qRow + col] = pack(select(vec4<f32>(0.0), o / l, seen));
+  if (params.writeLse == 1u && col == 0u) { lse[pair * Lq + row] = select(bitcast<f32>(params.minusInfinity), (M + log2(l)) * 0.6931471805599453, seen); }
+}

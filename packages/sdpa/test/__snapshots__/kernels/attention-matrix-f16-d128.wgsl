@@ -1,0 +1,450 @@
+// 4 subgroups, f16 products, O flushed 32 columns at a time
+// override constants:
+//   D = 128
+//   NSG = 4
+//   PARTS = 1
+//   OW = 32
+//   CW = 64
+
+// attention-matrix: resident-o's matrix-unit loop (rung 24) for attention as models call it, with the heads, groups,
+// bands, masks, cache lengths and key ranges of attention-fp32 (whose host runs it: same bindings, same uniform).
+//
+// Changed from resident-o, what a model's attention needs (docs/sdpa.md):
+// - No scratch pass: each workgroup reads Q_i, K_j and V_j from the caller's tensors through per-tensor strides (either
+//   layout, query head h reading KV head ⌊h / GROUP⌋) and rounds them to f16 as it stages them in workgroup memory,
+//   rows past Lq and Lk as zeros. PARTS = 1 keeps one f16 part (f16 tensors lose nothing: they are f16 already);
+//   PARTS = 2 keeps rung 17's high and low parts and three products per product (fp32-grade, for f32 tensors).
+// - The key tiles a workgroup visits are attention-fp32's: the band of its rows (causal, windows, cache lengths), the
+//   host's tile lists under a block mask, and one range of them when the keys are split (merged by `combine`).
+// - Where a band edge, Lk or a mask crosses a tile, each score of the softmax gets its exact test (maskedScore); a row
+//   that sees no key gets O = 0 and log-sum-exp −∞.
+// - Each invocation pair keeps its row of O as vec4 columns, so that O is written four elements at a time (Packed).
+// Why it should be fast: the products run on the matrix units (16·16·16 multiply-adds per instruction) and the f16
+// tensors are read once, at half the bytes of f32; the loop is rung 24's, at 1.34-1.79× PyTorch fp32 at N ≥ 2048.
+
+enable f16;
+enable subgroups;
+enable chromium_experimental_subgroup_matrix;
+
+// How Q, K, V and O are held in memory, four elements at a time; the f16 variant replaces these lines (kernel-support.ts).
+alias Packed = vec2<u32>;
+fn unpack(x: Packed) -> vec4<f32> { return vec4<f32>(unpack2x16float(x.x), unpack2x16float(x.y)); }
+fn pack(x: vec4<f32>) -> Packed { return vec2<u32>(pack2x16float(x.xy), pack2x16float(x.zw)); }
+
+alias L = subgroup_matrix_left<f16, 16, 16>;
+alias R = subgroup_matrix_right<f16, 16, 16>;
+alias A = subgroup_matrix_result<f32, 16, 16>;
+
+override D: u32;          // head size, a multiple of 16, at most 128
+override NSG: u32;        // subgroups (of 32 invocations) per workgroup, each with 16 query rows
+override PARTS: u32;      // f16 parts per operand: 1 (f16 products) or 2 (high and low: fp32-grade)
+override FLUSH: u32 = 8u; // tiles accumulated in the matrix units between additions to O in f32 registers
+override CW: u32;         // invocations per workgroup of `combine`
+
+const BC: u32 = 32u;      // keys per tile
+const NC: u32 = 2u;       // BC / 16: key fragments per tile
+const DK_MAX: u32 = 8u;   // most fragments across d
+const O4_MAX: u32 = 16u;  // most vec4 columns of O one invocation keeps: D / 8
+const TAU: f32 = 8.0;     // how far a score may pass m_i before O and ℓ are rescaled (P̃ ≤ 2^TAU)
+
+// Params, the bindings (q, k, v, O, params, mask, blockFlags, lse, tileLists, Opart, ML), LOWEST, EXCLUDED, bandFirst,
+// bandLast and blockKept are tiled-interface.wgsl's, shared with the other tiled kernel and appended by tiledKernel
+// (tiled-host.ts), as is `combine` (combine.wgsl).
+
+override D4V: u32 = D / 4u;          // vec4s per row
+override D8: u32 = D / 8u;           // vec4 columns of O per invocation (two invocations per row)
+override DK: u32 = D / 16u;          // fragments across d
+override BR: u32 = 16u * NSG;        // query rows per workgroup
+override WG: u32 = 32u * NSG;        // invocations per workgroup
+override KS: u32 = D + 8u;           // row stride of the staged tiles (f16)
+override KT: u32 = BC * KS;          // one part of one K or V tile
+// Columns of O that pass through a subgroup's S tile at once (a flush takes D / OW rounds): D, or where that costs
+// subgroups per workgroup, BC (16 where BC does not divide D), so that the S tiles are BC columns wide, not D (the host
+// chooses; rung 25's page has why narrow tiles pay).
+override OW: u32 = D;
+override R8: u32 = OW / 8u;          // vec4 columns of O per invocation in one round
+override SO: u32 = max(BC, OW) + 8u;  // row stride of a subgroup's S tile, and of O when it passes through (f32)
+const PS: u32 = BC + 8u;             // row stride of the P̃ tiles (f16)
+// The low part of P̃; when PARTS = 1 a stand-in of one fragment's extent (16 rows of PS), which the load that never runs
+// still needs to pass validation.
+override PL: u32 = max(16u * PS, (PARTS - 1u) * BR * PS);
+
+// Every workgroup variable is a multiple of 16 bytes: the matrix loads and stores need their arrays 16-byte aligned.
+var<workgroup> KV: array<f16, 2u * PARTS * KT>;  // K_j's parts, then V_j's, BC rows of KS each (first Q_i's parts)
+var<workgroup> Sf: array<f32, BR * SO>;          // per subgroup: its S tile, or O when it passes through (16 rows)
+var<workgroup> Ph: array<f16, BR * PS>;          // per subgroup: P̃ (its high part when PARTS = 2)
+var<workgroup> Pl: array<f16, PL>;               // per subgroup: P̃'s low part
+var<workgroup> shared4: vec4<u32>;               // x, y: the tile list's start and count; z: the step at which some
+                                                 // row's m_i last moved; w: the batch's cache length
+
+/** x rounded to 11 significant bits (f16's precision) on its bits: x − hi(x) is exact and cannot be folded to 0. */
+fn hi(x: vec4<f32>) -> vec4<f32> {
+  return bitcast<vec4<f32>>((bitcast<vec4<u32>>(x) + vec4<u32>(0x1000u)) & vec4<u32>(0xffffe000u));
+}
+
+// Four values into KV at `at` as f16; with PARTS = 2 their high parts there and their low parts `low` halves later.
+fn put4(at: u32, x: vec4<f32>, low: u32) {
+  var h = x;
+  if (PARTS == 2u) {
+    h = hi(x);
+    let lo = x - h;
+    KV[at + low] = f16(lo.x);
+    KV[at + low + 1u] = f16(lo.y);
+    KV[at + low + 2u] = f16(lo.z);
+    KV[at + low + 3u] = f16(lo.w);
+  }
+  KV[at] = f16(h.x);
+  KV[at + 1u] = f16(h.y);
+  KV[at + 2u] = f16(h.z);
+  KV[at + 3u] = f16(h.w);
+}
+
+// Score s of row i with key j: the additive mask added (base 2), LOWEST where the key is excluded. Rows past Lq (the
+// last tile's padding) read no mask.
+fn maskedScore(s: f32, b: u32, hq: u32, i: u32, j: u32, Lk: u32) -> f32 {
+  var kept = j < Lk && i32(j) >= bandFirst(i, Lk) && i32(j) <= bandLast(i, Lk);
+  if (i >= params.Lq) { return select(LOWEST, s, kept); }
+  if (kept && params.blocks == 1u && params.blockTiles == 0u) { kept = blockKept(b, hq, i, j); }
+  var r = s;
+  if (kept && params.mask == 1u) {
+    let add = mask[b * params.maskB + hq * params.maskH + i * params.maskI + j * params.maskJ];
+    kept = add > EXCLUDED;
+    r += add * 1.4426950408889634;
+  }
+  return select(LOWEST, r, kept);
+}
+
+// Four consecutive f32 of Sf.
+fn sf4(at: u32) -> vec4<f32> { return vec4<f32>(Sf[at], Sf[at + 1u], Sf[at + 2u], Sf[at + 3u]); }
+
+// The vec4 column of O that entry x of an invocation's oRow holds: round x / R8 of OW columns, in it the invocation's
+// half h of the pairs, turned by rot.
+fn colOf(x: u32, rot: u32, h: u32) -> u32 { return x / R8 * (OW / 4u) + 2u * ((x % R8 + rot) % R8) + h; }
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) t: u32,
+        @builtin(subgroup_id) sg: u32, @builtin(subgroup_invocation_id) lane: u32) {
+  let Lq = params.Lq;
+  let Tr = (Lq + BR - 1u) / BR;
+  let w = wid.y * nwg.x + wid.x;     // one workgroup per (batch, query head, query tile, range of its tiles)
+  let split = w % params.splits;
+  let pair = w / params.splits / Tr;
+  let i = (w / params.splits) % Tr;
+  if (pair >= params.bh) { return; }
+  let b = pair / params.Hq;
+  let hq = pair % params.Hq;
+  let qBase = b * params.qBatch + hq * params.qHead;   // Q and O of (b, hq), in vec4s
+  let kvBase = b * params.kvBatch + (hq / params.GROUP) * params.kvHead;
+  let bm = b + params.batch0;        // the batch in the masks
+  if (params.cached == 1u && t == 0u) { shared4.w = min(tileLists[bm], params.Lk); }
+  let Lk = select(params.Lk, workgroupUniformLoad(&shared4).w, params.cached == 1u);   // this batch's valid keys
+
+  // Q_i through KV (its first BR rows; the low parts from row 2·BC on): each subgroup keeps the DK fragments of each
+  // part of its 16 rows in registers for the whole key loop. With one part Q is staged unscaled, so f16 tensors stay
+  // exact, and the scale multiplies S in f32 (rounding Q·scale·log2(e) to f16 would add up to 2^-12 of each score's
+  // size to its error); with two, the parts of Q·scale·log2(e) carry 22 bits and S needs no further rounding.
+  let qScale = select(1.0, params.scaleLog2, PARTS == 2u);
+  let sScale = select(params.scaleLog2, 1.0, PARTS == 2u);
+  for (var e = t; e < BR * D4V; e += WG) {
+    let row = e / D4V;
+    var x = vec4<f32>(0.0);
+    if (i * BR + row < Lq) { x = unpack(q[qBase + (i * BR + row) * params.qRow + e % D4V]) * qScale; }
+    put4(row * KS + 4u * (e % D4V), x, 2u * KT);
+  }
+  workgroupBarrier();
+  var qh: array<L, DK_MAX>;
+  var ql: array<L, DK_MAX>;
+  for (var kk = 0u; kk < DK; kk++) {
+    qh[kk] = subgroupMatrixLoad<L, row_major>(&KV, 16u * sg * KS + 16u * kk, KS);
+    if (PARTS == 2u) { ql[kk] = subgroupMatrixLoad<L, row_major>(&KV, 2u * KT + 16u * sg * KS + 16u * kk, KS); }
+  }
+
+  // The tiles any row of this workgroup sees, as in attention-fp32: from the first key of its first row's band to
+  // the last of its last's, or the host's list of them under a block mask; this workgroup takes range `split`.
+  let rowFirst = i * BR;
+  let rowLast = min(Lq, rowFirst + BR) - 1u;
+  let keyFirst = max(bandFirst(rowFirst, Lk), 0);
+  let keyLast = min(bandLast(rowLast, Lk), i32(Lk) - 1);
+  var jFirst = 0u;
+  var count = 0u;
+  var listStart = 0u;
+  if (params.blocks == 1u) {
+    let entry = 2u * ((bm * params.Hq + hq) * Tr + i);
+    if (t == 0u) { shared4.x = tileLists[entry]; shared4.y = tileLists[entry + 1u]; }
+    let list = workgroupUniformLoad(&shared4);
+    listStart = list.x;
+    count = list.y;
+  } else if (keyFirst <= keyLast) {
+    jFirst = u32(keyFirst) / BC;
+    count = u32(keyLast) / BC + 1u - jFirst;
+  }
+  var nBegin = split * count / params.splits;
+  var nEnd = (split + 1u) * count / params.splits;
+  if (params.perSplit > 0u) {
+    nBegin = min(split * params.perSplit, count);
+    nEnd = min(nBegin + params.perSplit, count);
+  }
+  let allFirst = bandFirst(rowLast, Lk);   // keys every row of the workgroup sees
+  let allLast = bandLast(rowFirst, Lk);
+
+  // This invocation's row r of the subgroup's 16 and its half h of the columns; `rot` turns rows by a bank offset.
+  let r = lane / 2u;
+  let h = lane % 2u;
+  let rot = r / 4u;
+  let rowQ = i * BR + 16u * sg + r;     // the query row
+  let sBase = 16u * sg * SO + r * SO;   // row r of this subgroup's S tile (and of O, when it passes through)
+  let pBase = 16u * sg * PS + r * PS;   // row r of this subgroup's P̃ tiles
+  var m = LOWEST;                       // the row's m_i (base 2): moves only past m_i + TAU
+  var l = 0.0;                          // this invocation's half of the row's running sum
+  var o: array<A, DK_MAX>;              // the subgroup's 16 rows of O since the last flush, DK fragments across d
+  for (var n = 0u; n < DK; n++) { o[n] = A(); }
+  var oRow: array<vec4<f32>, O4_MAX>;   // row r of O up to the last flush, vec4 columns colOf(x) (rounds of OW)
+  for (var x = 0u; x < D8; x++) { oRow[x] = vec4<f32>(0.0); }
+
+  for (var step = nBegin; step < nEnd; step++) {
+    var j = jFirst + step;
+    if (params.blocks == 1u) { j = tileLists[listStart + step]; }
+    let key0 = j * BC;
+    workgroupBarrier();  // every subgroup is done with the previous K_j and V_j (and with Q_i's staging)
+    for (var e = t; e < BC * D4V; e += WG) {
+      let row = e / D4V;
+      var kx = vec4<f32>(0.0);
+      var vx = vec4<f32>(0.0);
+      if (key0 + row < Lk) {
+        let at = kvBase + (key0 + row) * params.kvRow + e % D4V;
+        kx = unpack(k[at]);
+        vx = unpack(v[at]);
+      }
+      put4(row * KS + 4u * (e % D4V), kx, KT);
+      put4(PARTS * KT + row * KS + 4u * (e % D4V), vx, KT);
+    }
+    workgroupBarrier();
+
+    // S = Q_i K_jᵀ for this subgroup's 16 rows (with PARTS = 2, the three products from the smallest up); the two key
+    // fragments' chains are interleaved so that each one's latency hides behind the other's.
+    var s0 = A();
+    var s1 = A();
+    for (var kk = 0u; kk < DK; kk++) {
+      let kh0 = subgroupMatrixLoad<R, col_major>(&KV, 16u * kk, KS);
+      let kh1 = subgroupMatrixLoad<R, col_major>(&KV, 16u * KS + 16u * kk, KS);
+      if (PARTS == 2u) {
+        let kl0 = subgroupMatrixLoad<R, col_major>(&KV, KT + 16u * kk, KS);
+        let kl1 = subgroupMatrixLoad<R, col_major>(&KV, KT + 16u * KS + 16u * kk, KS);
+        s0 = subgroupMatrixMultiplyAccumulate(ql[kk], kh0, s0);
+        s1 = subgroupMatrixMultiplyAccumulate(ql[kk], kh1, s1);
+        s0 = subgroupMatrixMultiplyAccumulate(qh[kk], kl0, s0);
+        s1 = subgroupMatrixMultiplyAccumulate(qh[kk], kl1, s1);
+      }
+      s0 = subgroupMatrixMultiplyAccumulate(qh[kk], kh0, s0);
+      s1 = subgroupMatrixMultiplyAccumulate(qh[kk], kh1, s1);
+    }
+    subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO, s0, SO);
+    subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u, s1, SO);
+    workgroupBarrier();  // S is in Sf
+
+    // Online softmax of row r in f32, lazily, on the scores (scaled by scale·log2(e)): their maximum over both halves (one
+    // shuffle); m_i moves only when the row passes it by more than TAU, and then (past the range's first tile) O must be rescaled by α. Where a band edge,
+    // Lk or a mask crosses the tile, each score gets its exact test.
+    let checked = params.mask == 1u || (params.blocks == 1u && params.blockTiles == 0u) || key0 + BC > Lk ||
+                  i32(key0) < allFirst || i32(key0 + BC - 1u) > allLast;
+    // The invocation's 16 keys are four vectors of four neighbouring keys, as rung 25 reads them: a quarter of the
+    // index arithmetic, and loads and stores the compiler can merge.
+    var sv: array<vec4<f32>, 4>;   // BC / 8
+    var mx = LOWEST;
+    for (var x = 0u; x < BC / 8u; x++) {
+      let col = 4u * (2u * ((x + rot) % (BC / 8u)) + h);
+      var s = sf4(sBase + col) * sScale;
+      if (checked) {
+        let j = key0 + col;
+        s = vec4<f32>(maskedScore(s.x, bm, hq, rowQ, j, Lk), maskedScore(s.y, bm, hq, rowQ, j + 1u, Lk),
+                      maskedScore(s.z, bm, hq, rowQ, j + 2u, Lk), maskedScore(s.w, bm, hq, rowQ, j + 3u, Lk));
+      }
+      sv[x] = s;
+      mx = max(mx, max(max(s.x, s.y), max(s.z, s.w)));
+    }
+    mx = max(mx, subgroupShuffleXor(mx, 1u));
+    var alpha = 1.0;
+    if (mx > m + TAU) {
+      alpha = exp2(m - mx);
+      m = mx;
+      l *= alpha;
+      if (step > nBegin) { shared4.z = step; }   // O holds earlier tiles: flush it, times α, before this one is added
+    }
+    var sum = 0.0;
+    for (var x = 0u; x < BC / 8u; x++) {
+      let at = pBase + 4u * (2u * ((x + rot) % (BC / 8u)) + h);
+      let p = exp2(sv[x] - m);
+      sum += (p.x + p.y) + (p.z + p.w);
+      if (PARTS == 2u) {
+        let ph = hi(p);
+        let pl = p - ph;
+        Ph[at] = f16(ph.x);
+        Ph[at + 1u] = f16(ph.y);
+        Ph[at + 2u] = f16(ph.z);
+        Ph[at + 3u] = f16(ph.w);
+        Pl[at] = f16(pl.x);
+        Pl[at + 1u] = f16(pl.y);
+        Pl[at + 2u] = f16(pl.z);
+        Pl[at + 3u] = f16(pl.w);
+      } else {
+        Ph[at] = f16(p.x);
+        Ph[at + 1u] = f16(p.y);
+        Ph[at + 2u] = f16(p.z);
+        Ph[at + 3u] = f16(p.w);
+      }
+    }
+    l += sum;
+    // The P̃ tiles are in workgroup memory and every S tile is read (the barrier in the uniform load). Every FLUSH
+    // tiles, and whenever some row's m_i moved, oRow = α · (oRow + o) and o starts again from zero.
+    let moved = workgroupUniformLoad(&shared4).z == step && step > nBegin;
+    if (moved || ((step - nBegin) % FLUSH == 0u && step > nBegin)) {
+      for (var n0 = 0u; n0 < DK; n0 += OW / 16u) {
+        if (n0 > 0u) { workgroupBarrier(); }  // the last round is read
+        for (var n = 0u; n < OW / 16u; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n0 + n], SO); }
+        workgroupBarrier();
+        for (var y = 0u; y < R8; y++) {
+          let x = n0 / (OW / 16u) * R8 + y;
+          oRow[x] = (oRow[x] + sf4(sBase + 4u * (2u * ((y + rot) % R8) + h))) * alpha;
+        }
+      }
+      for (var n = 0u; n < DK; n++) { o[n] = A(); }
+    }
+
+    // o += P̃ V_j (with PARTS = 2, the three products from the smallest up).
+    for (var c = 0u; c < NC; c++) {
+      let ph = subgroupMatrixLoad<L, row_major>(&Ph, 16u * sg * PS + 16u * c, PS);
+      var pl = ph;
+      if (PARTS == 2u) { pl = subgroupMatrixLoad<L, row_major>(&Pl, 16u * sg * PS + 16u * c, PS); }
+      for (var n = 0u; n < DK; n++) {
+        let vh = subgroupMatrixLoad<R, row_major>(&KV, PARTS * KT + 16u * c * KS + 16u * n, KS);
+        if (PARTS == 2u) {
+          let vl = subgroupMatrixLoad<R, row_major>(&KV, 3u * KT + 16u * c * KS + 16u * n, KS);
+          o[n] = subgroupMatrixMultiplyAccumulate(pl, vh, o[n]);
+          o[n] = subgroupMatrixMultiplyAccumulate(ph, vl, o[n]);
+        }
+        o[n] = subgroupMatrixMultiplyAccumulate(ph, vh, o[n]);
+      }
+    }
+  }
+
+  // The row's O = oRow + o, through the subgroup's Sf rows, and ℓ_i over both halves.
+  for (var n0 = 0u; n0 < DK; n0 += OW / 16u) {
+    workgroupBarrier();  // every subgroup has read its last S tile, or the last round
+    for (var n = 0u; n < OW / 16u; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n0 + n], SO); }
+    workgroupBarrier();
+    for (var y = 0u; y < R8; y++) { oRow[n0 / (OW / 16u) * R8 + y] += sf4(sBase + 4u * (2u * ((y + rot) % R8) + h)); }
+  }
+  let lRow = l + subgroupShuffleXor(l, 1u);
+  if (rowQ >= Lq) { return; }
+  if (params.splits == 1u) {  // O_i = O / ℓ_i, or 0 for a row that saw no key; its log-sum-exp, or −∞
+    let seen = m > LOWEST;
+    for (var x = 0u; x < D8; x++) {
+      O[qBase + rowQ * params.qRow + colOf(x, rot, h)] = pack(select(vec4<f32>(0.0), oRow[x] / lRow, seen));
+    }
+    if (params.writeLse == 1u && h == 0u) {
+      lse[pair * Lq + rowQ] = select(bitcast<f32>(params.minusInfinity), (m + log2(lRow)) * 0.6931471805599453, seen);
+    }
+    return;
+  }
+  // This range's unnormalized O, m and ℓ of the row, for `combine`.
+  let part = (pair * params.splits + split) * Lq + rowQ;
+  if (h == 0u) { ML[part] = vec2<f32>(m, lRow); }
+  for (var x = 0u; x < D8; x++) { Opart[part * D4V + colOf(x, rot, h)] = oRow[x]; }
+}
+
+// The interface of the tiled attention kernels (attention-fp32 and attention-matrix), appended to each by tiledKernel
+// (tiled-host.ts), whose host fills it: the uniform, the bindings, and the band and block tests both kernels make.
+// Each kernel declares `Packed` (how q, k, v and O are held in memory).
+
+struct Params {
+  Lq: u32,
+  Lk: u32,
+  Hq: u32,
+  GROUP: u32,              // query heads per KV head
+  bh: u32,                 // B·Hq: (batch, head) pairs in this run
+  batch0: u32,             // the run's first batch, for the masks (which cover every batch)
+  qBatch: u32,             // strides of Q and O in vec4s: batch, head, row
+  qHead: u32,
+  qRow: u32,
+  kvBatch: u32,            // strides of K and V in vec4s
+  kvHead: u32,
+  kvRow: u32,
+  scaleLog2: f32,          // scale·log2(e)
+  left: i32,               // keys before the diagonal a row sees (a large number when unbounded)
+  right: i32,              // keys after it (0 when causal)
+  maskB: u32,              // element mask strides in f32s (0 along broadcast dimensions)
+  maskH: u32,
+  maskI: u32,
+  maskJ: u32,
+  blockRows: u32,          // rows and keys of a block of the block mask
+  blockKeys: u32,
+  blocksB: u32,            // block mask strides in flags
+  blocksH: u32,
+  blocksI: u32,
+  blocksJ: u32,
+  minusInfinity: u32,      // 0xff800000, the bits of −∞ (WGSL has no constant for it), the lse of a row with no key
+  splits: u32,             // workgroups per row block, each a range of its tiles; 1: O is written directly
+  perSplit: u32,           // tiles per range (0: count / splits each)
+  mask: u32,               // 1: an element mask is bound
+  blocks: u32,             // 1: a block mask is bound
+  blockTiles: u32,         // 1: every kernel tile lies inside one block (blocks are whole tiles): no per-score test
+  writeLse: u32,           // 1: write each row's log-sum-exp
+  cached: u32,             // 1: batch b holds only its first tileLists[b] keys (no block mask then)
+}
+
+@group(0) @binding(0) var<storage, read> q: array<Packed>;
+@group(0) @binding(1) var<storage, read> k: array<Packed>;
+@group(0) @binding(2) var<storage, read> v: array<Packed>;
+@group(0) @binding(3) var<storage, read_write> O: array<Packed>;
+@group(0) @binding(4) var<uniform> params: Params;
+@group(0) @binding(5) var<storage, read> mask: array<f32>;          // additive, EXCLUDED for excluded keys
+@group(0) @binding(6) var<storage, read> blockFlags: array<u32>;   // 1: the block is computed
+@group(0) @binding(7) var<storage, read_write> lse: array<f32>;     // B·Hq·Lq: log-sum-exp of each row
+@group(0) @binding(8) var<storage, read> tileLists: array<u32>;     // per (batch, head, query tile): start, count; then tiles.
+                                                                    // Without a block mask: each batch's cache length
+                                                                    // when `cached` is 1
+@group(0) @binding(9) var<storage, read_write> Opart: array<vec4<f32>>;  // per (pair, split, row): unnormalized O
+@group(0) @binding(10) var<storage, read_write> ML: array<vec2<f32>>;    // per (pair, split, row): m, ℓ
+
+const LOWEST: f32 = -3.0e38;   // stands for −∞ in m_i and in excluded scores
+const EXCLUDED: f32 = -3.0e38; // in the mask: the key is excluded (the host writes it for −∞ and for false)
+
+// The band of keys row i sees in a batch of Lk valid keys: [i + Lk − Lq − left, i + Lk − Lq + right], signed.
+fn bandFirst(i: u32, Lk: u32) -> i32 { return i32(i) + i32(Lk) - i32(params.Lq) - params.left; }
+fn bandLast(i: u32, Lk: u32) -> i32 { return i32(i) + i32(Lk) - i32(params.Lq) + params.right; }
+
+// The flag of the block that holds (row i, key j) of (batch b, head hq).
+fn blockKept(b: u32, hq: u32, i: u32, j: u32) -> bool {
+  return blockFlags[b * params.blocksB + hq * params.blocksH + (i / params.blockRows) * params.blocksI + (j / params.blockKeys) * params.blocksJ] != 0u;
+}
+
+// The `combine` entry point of the tiled attention kernels (attention-fp32 and attention-matrix), appended to each by
+// tiledKernel (tiled-host.ts): it uses tiled-interface.wgsl's Params, bindings (O, params, lse, Opart, ML) and LOWEST,
+// and each kernel's D4V, CW and pack.
+
+// One invocation per vec4 of O: the ranges of its row merged, O = Σ 2^(m_s − M) O_s / Σ 2^(m_s − M) ℓ_s.
+@compute @workgroup_size(CW)
+fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
+           @builtin(local_invocation_index) t: u32) {
+  let Lq = params.Lq;
+  let e = (wid.y * nwg.x + wid.x) * CW + t;   // vec4 e of O: pair, row, column col
+  if (e >= params.bh * Lq * D4V) { return; }
+  let col = e % D4V;
+  let row = (e / D4V) % Lq;
+  let pair = e / D4V / Lq;
+  var M = LOWEST;
+  for (var s = 0u; s < params.splits; s++) { M = max(M, ML[(pair * params.splits + s) * Lq + row].x); }
+  var l = 0.0;
+  var o = vec4<f32>(0.0);
+  for (var s = 0u; s < params.splits; s++) {
+    let part = (pair * params.splits + s) * Lq + row;
+    let scale = exp2(ML[part].x - M);
+    l += scale * ML[part].y;
+    o += scale * Opart[part * D4V + col];
+  }
+  let seen = M > LOWEST;
+  let b = pair / params.Hq;
+  let hq = pair % params.Hq;
+  O[b * params.qBatch + hq * params.qHead + row * params.qRow + col] = pack(select(vec4<f32>(0.0), o / l, seen));
+  if (params.writeLse == 1u && col == 0u) { lse[pair * Lq + row] = select(bitcast<f32>(params.minusInfinity), (M + log2(l)) * 0.6931471805599453, seen); }
+}

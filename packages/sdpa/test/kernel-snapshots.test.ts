@@ -1,0 +1,67 @@
+/**
+ * The WGSL each product kernel variant hands to the compiler, with the override constants its plan sets, as files under
+ * test/__snapshots__/kernels/: a review diff shows the shader that compiles, and a change to a resolved kernel fails
+ * here until the snapshot is updated (`npx vitest run packages/sdpa/test/kernel-snapshots.test.ts -u`).
+ *
+ * The plans are made for an H100-like adapter (48 KiB of workgroup memory, subgroups of 32, f16 subgroup matrices),
+ * described without a GPU, so the snapshots are the same on every machine.
+ */
+import { describe, expect, it } from 'vitest';
+import { sdpaProblem, SUBGROUP_MATRIX_FEATURE, type GpuContext, type SdpaDims, type SdpaOptions } from '@fa/core';
+import { APPEND_CACHE_KERNEL } from '../src/cache/append-cache.js';
+import { ATTENTION_DECODE_KERNEL, decodePlan } from '../src/decode/attention-decode.js';
+import { fp32Plan } from '../src/fp32/attention-fp32.js';
+import { forTensorType, type TensorType } from '../src/kernel-support.js';
+import { matrixPlan } from '../src/matrix/attention-matrix.js';
+
+/** What the plans read of a GPU: its features, limits, subgroup sizes and subgroup-matrix configurations. */
+const H100_LIKE = {
+  device: { features: new Set(['subgroups', 'shader-f16', 'timestamp-query', SUBGROUP_MATRIX_FEATURE]) },
+  adapter: { info: { subgroupMatrixConfigs: [{ componentType: 'f16', resultComponentType: 'f32', M: 16, N: 16, K: 16 }] } },
+  report: {
+    subgroupMinSize: 32,
+    subgroupMaxSize: 32,
+    limits: { maxComputeWorkgroupStorageSize: 49152, maxStorageBufferBindingSize: 2147483644, maxBufferSize: 2 ** 40 },
+  },
+} as unknown as GpuContext;
+
+const PREFILL: SdpaDims = { B: 1, Hq: 8, Hkv: 2, Lq: 1024, Lk: 1024, d: 64 };
+const DECODE: SdpaDims = { B: 1, Hq: 32, Hkv: 8, Lq: 1, Lk: 32768, d: 128 };
+const CAUSAL: SdpaOptions = { causal: true };
+
+/** The text a variant compiles: its override constants, then its module. */
+function resolved(label: string, constants: Readonly<Record<string, number>>, code: string): string {
+  const overrides = Object.entries(constants).map(([name, value]) => `//   ${name} = ${value}`);
+  return [`// ${label}`, '// override constants:', ...overrides, '', code].join('\n');
+}
+
+const planned = <T>(plan: T | string): T => {
+  if (typeof plan === 'string') throw new Error(`the plan declined: ${plan}`);
+  return plan;
+};
+
+const snapshot = (name: string): string => `__snapshots__/kernels/${name}.wgsl`;
+
+describe('resolved product kernels (the WGSL that compiles)', () => {
+  for (const dtype of ['f32', 'f16'] as TensorType[]) {
+    for (const d of [64, 128]) {
+      it(`attention-fp32, ${dtype} tensors, d = ${d}`, async () => {
+        const plan = planned(fp32Plan(sdpaProblem({ ...PREFILL, d }, CAUSAL), H100_LIKE, true, dtype));
+        await expect(resolved(plan.summary, plan.constants, plan.kernel.code)).toMatchFileSnapshot(snapshot(`attention-fp32-${dtype}-d${d}`));
+      });
+      // f32 tensors take high and low f16 parts (PARTS = 2), f16 tensors one part.
+      it(`attention-matrix, ${dtype} tensors (${dtype === 'f32' ? 'two parts' : 'one part'}), d = ${d}`, async () => {
+        const plan = planned(matrixPlan(sdpaProblem({ ...PREFILL, d }, CAUSAL), H100_LIKE, true, dtype));
+        await expect(resolved(plan.summary, plan.constants, plan.kernel.code)).toMatchFileSnapshot(snapshot(`attention-matrix-${dtype}-d${d}`));
+      });
+    }
+    it(`attention-decode, ${dtype} tensors`, async () => {
+      const plan = planned(decodePlan(sdpaProblem(DECODE), H100_LIKE, false, dtype));
+      const kernel = forTensorType(ATTENTION_DECODE_KERNEL, dtype);
+      await expect(resolved(plan.summary, plan.constants, kernel.code)).toMatchFileSnapshot(snapshot(`attention-decode-${dtype}`));
+    });
+  }
+  it('append-cache', async () => {
+    await expect(resolved('the cache append', {}, APPEND_CACHE_KERNEL.code)).toMatchFileSnapshot(snapshot('append-cache'));
+  });
+});
