@@ -13,8 +13,8 @@
 // Why it should be faster: fewer instructions per multiply-add, and room for the scheduler. Everything else (key ranges
 // and `combine`, row groups, lazy rescale, padding) is split-keys' and row-split's: docs/rungs/19-split-keys.md,
 // docs/rungs/18-row-split.md.
-// Measured (H100, each change swept alone): 1.06-1.20× split-keys (2×32768×64: 17.82 against 19.46 ms; 4×32768×32:
-// 14.42 against 17.28 ms). Page: docs/rungs/20-lean-loop.md.
+// Measured: each change swept alone on the rung's page, the bench's numbers on docs/ladder.md (generated from
+// docs/bench). Page: docs/rungs/20-lean-loop.md.
 
 enable subgroups;
 

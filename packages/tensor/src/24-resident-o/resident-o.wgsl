@@ -13,15 +13,15 @@
 //    Whether any row moved is read with workgroupUniformLoad (a flush has barriers, which need uniform control flow).
 // 3. The next K tile is written right after the S products and V_j at the top of the tile: no barrier waits for a copy
 //    alone, and both are read into registers a tile ahead.
-// 4. Where that fits more subgroups (d = 80-128), each subgroup's S tile is BC columns wide and o passes through it OW
-//    columns at a time in a flush (from rung 25, later).
-// 5. The softmax reads four neighbouring keys at a time (from rung 25, later): 6% off 2×32768×64.
-// 6. Where 32-key tiles fit fewer than four subgroups (d = 112, 128), tiles of 16 keys and four subgroups, Q_i's two
-//    parts staged one after the other (later): 7.90 → 3.73 ms at 4×8192×128.
 // Why it should be faster: no O update and one barrier fewer per tile. Everything else is staged-matrix's:
-// docs/rungs/23-staged-matrix.md.
-// Measured (H100, 2026-11-26): 1.42-1.64× PyTorch fp32 at the four d = 64 bench shapes, 1.11× at 4×8192×80, 0.83×
-// at 4×8192×128. Against staged-matrix and the fp32 rungs: docs/rungs/24-resident-o.md.
+// docs/rungs/23-staged-matrix.md. Measured: docs/rungs/24-resident-o.md.
+// Since it landed (not this rung's idea; each change and its measurements: docs/sdpa.md, "History: ideas measured
+// on the rungs after they landed"), this file also holds:
+// - where that fits more subgroups (d = 80-128), S tiles BC columns wide, o passing through them OW columns at a time
+//   in a flush (rung 25's, 2026-11-25);
+// - the softmax reading four neighbouring keys at a time (rung 25's, 2026-11-26);
+// - where 32-key tiles fit fewer than four subgroups (d = 112, 128), tiles of 16 keys and four subgroups, Q_i's two
+//   parts staged one after the other (2026-11-26).
 
 enable f16;
 enable subgroups;

@@ -6,19 +6,19 @@
 // one copy of each, the K and V tiles are half the size, and S = Q_i K_jᵀ and P̃V_j take one multiply-accumulate per
 // pair of fragments instead of three. The online softmax reads each invocation's 16 keys of its row as four vectors of
 // four neighbouring keys (the halves and the rotation by row kept, per vector) instead of one key at a time: a quarter
-// of the index arithmetic, and loads the compiler can merge. In `subgroup-matrix-bench designs` that doubled the
-// elementwise pass (70 → 141 TFLOP/s in the loop alone). (Rung 24 has since taken this softmax, and at d = 80-128 the
-// first of the two changes below.)
+// of the index arithmetic, and loads the compiler can merge: in `subgroup-matrix-bench designs` it was the fastest
+// elementwise pass (docs/subgroup-matrix-bench.md). (Rung 24's file has since taken this softmax, and at d = 80-128
+// the first of the two changes below: docs/sdpa.md's history.)
 // Two more changes from resident-o, for occupancy: each subgroup's S tile is BC columns wide, not max(BC, d), and o
 // passes through it in d / OW rounds when it is flushed; and o is added to O in f32 registers only when some row's m_i
 // moves (FLUSH = 0), not every 8 tiles. At d = 64 the first takes the workgroup's memory from 31.0 to 23.0 KiB, and
-// that alone took 2×32768×64 from 71 to 110 TFLOP/s (`experiments matrix-variants f16-resident one-round`); every
-// variant measured with more workgroup memory fell back to 71-80.
+// that is what made the loop fast (`experiments matrix-variants f16-resident one-round`); every variant measured with
+// more workgroup memory was slower.
 // Why it should be faster than rung 16: four subgroups share each K/V tile, staged once in workgroup memory, instead of
 // one subgroup per workgroup loading every fragment from the scratch buffer; and O stays in the matrix units between
 // flushes. The cost is rung 16's: Q, K, V and P̃ are rounded to f16 (11 significant bits), an error near 1e-3 on ±3
 // data, so the automatic choice never picks it.
-// Page: docs/rungs/25-f16-resident.md.
+// Measured and page: docs/rungs/25-f16-resident.md.
 
 enable f16;
 enable subgroups;

@@ -9,6 +9,10 @@
 
 // attention-decode: a few query rows against a long key/value cache (decode, speculative decode), flash-decoding's way.
 //
+// Promoted from no rung: written for the product from attention-fp32 (itself promoted from rung 20 lean-loop). This
+// file is the product's and is improved in place; docs/decode.md tells each change and its measurements, and
+// docs/sdpa.md what the product took from which rung.
+//
 // Changed from attention-fp32 (the prefill kernel): there a workgroup owns BR = 64-128 rows of one query head, so with
 // one query row per head its row tiles are almost empty, the grid is B·Hq workgroups (a few dozen), and the query
 // heads of a group each read the same K and V. Here:

@@ -9,7 +9,13 @@
 //   CW = 64
 
 // attention-fp32: lean-loop's kernel (rung 20) for attention as models call it: heads and grouped KV heads in either
-// layout, Lq ≠ Lk, causal and windowed bands, element and block masks, and each row's log-sum-exp.
+// layout, Lq ≠ Lk, causal and windowed bands, cache lengths, element and block masks, and each row's log-sum-exp.
+//
+// Promoted from rung 20 lean-loop (packages/optimized/src/20-lean-loop, a lesson that stays as it landed): its row
+// groups of H invocations on two rows with Q, S, P̃ and O in registers, its steps of multiply-add chains, each step's
+// P̃·V summed apart for the error bound, and rung 19's key ranges merged by `combine`. This file is the product's and is
+// improved in place; docs/sdpa.md records what it took from which rung and what changed since, and has its
+// measurements.
 //
 // Changed from lean-loop, what a model's attention needs and nothing else (docs/sdpa.md):
 // - Q, K, V and O are separate tensors, [B, H, L, d] or [B, L, H, d]: each row is found through per-tensor strides
@@ -26,6 +32,8 @@
 // - A row that sees no key keeps m_i = LOWEST and gets O = 0 and log-sum-exp −∞.
 // - Where B·Hq·⌈Lq/BR⌉ workgroups are too few for the GPU, each row block's tiles are split into `splits` ranges, one
 //   workgroup each, merged by `combine` (lean-loop's key ranges, with ranges of the row block's own tiles).
+// - With cache lengths (`cached` = 1) each workgroup reads its batch's length once and runs its band over those keys.
+// - Q, K, V and O are read and written as `Packed`: f32, or in the host's f16 variant f16 pairs (see below).
 
 enable subgroups;
 

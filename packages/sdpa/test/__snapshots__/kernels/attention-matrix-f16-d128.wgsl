@@ -9,6 +9,12 @@
 // attention-matrix: resident-o's matrix-unit loop (rung 24) for attention as models call it, with the heads, groups,
 // bands, masks, cache lengths and key ranges of attention-fp32 (whose host runs it: same bindings, same uniform).
 //
+// Promoted from rung 24 resident-o (packages/tensor/src/24-resident-o) as that file was when this one was made: O
+// accumulated in the matrix units between flushes, the lazy rescale, the K and V copies placed for three waits per
+// tile, rung 17's high and low f16 parts. The rung is a lesson and stays as it landed (its file has taken changes of
+// its own since: docs/sdpa.md's history); this file is the product's and is improved in place, and docs/sdpa.md
+// records what it took from which rung and what changed since, and has its measurements.
+//
 // Changed from resident-o, what a model's attention needs (docs/sdpa.md):
 // - No scratch pass: each workgroup reads Q_i, K_j and V_j from the caller's tensors through per-tensor strides (either
 //   layout, query head h reading KV head ⌊h / GROUP⌋) and rounds them to f16 as it stages them in workgroup memory,
@@ -19,8 +25,11 @@
 // - Where a band edge, Lk or a mask crosses a tile, each score of the softmax gets its exact test (maskedScore); a row
 //   that sees no key gets O = 0 and log-sum-exp −∞.
 // - Each invocation pair keeps its row of O as vec4 columns, so that O is written four elements at a time (Packed).
+// - With one part, Q is staged unscaled and S is multiplied by scale·log2(e) in f32, so f16 tensors stay exact.
+// Taken from rung 25 f16-resident since: the softmax reads S and writes P̃ four neighbouring keys at a time, and where
+// that fits more subgroups each subgroup's S tile is BC columns wide, O passing through it OW columns at a time.
 // Why it should be fast: the products run on the matrix units (16·16·16 multiply-adds per instruction) and the f16
-// tensors are read once, at half the bytes of f32; the loop is rung 24's, at 1.34-1.79× PyTorch fp32 at N ≥ 2048.
+// tensors are read once, at half the bytes of f32; the loop is rung 24's (its measurements: docs/rungs/24-resident-o.md).
 
 enable f16;
 enable subgroups;
