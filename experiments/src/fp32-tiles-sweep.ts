@@ -114,7 +114,7 @@ export const fp32TilesSweep: Experiment = {
   name: 'fp32-tiles-sweep',
   summary: "an fp32 row-group rung's kernel with other tiles (WG, BC, PREFETCH) than its plan's",
   usage: 'WG,BC,PREFETCH [B,N,d] [split-softmax|lean-loop|lean-loop-rotated|lean-loop-double]',
-  page: 'docs/rungs/22-split-softmax.md, docs/rungs/20-lean-loop.md',
+  page: 'docs/rungs/22-split-softmax.md, docs/rungs/20-lean-loop.md, docs/sdpa.md',
   details: ['defaults: 128,32,0 500,2048,64 split-softmax; one set of tiles per process'],
   run,
 };

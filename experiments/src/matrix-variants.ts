@@ -188,7 +188,7 @@ export const matrixVariants: Experiment = {
   name: 'matrix-variants',
   summary: 'the kernel of rung 23, 24 or 25 and variants of its override constants, or of its text (resident-o-one-key, -f16, -o-global; f16-resident-in-place, -direct, -o-global, -lean-softmax, -padded, -p-in-k, -half-exp, -rotated, -triple, -unstaged)',
   usage: 'RUNG VARIANT [B,N,d]',
-  page: 'docs/rungs/23-staged-matrix.md, docs/rungs/24-resident-o.md, docs/rungs/25-f16-resident.md',
+  page: 'docs/rungs/23-staged-matrix.md, docs/rungs/24-resident-o.md, docs/rungs/25-f16-resident.md, docs/sdpa.md',
   details: [`variants: ${variantLists()}`, 'default shape 100,2048,64; one variant per process'],
   run,
 };

@@ -13,8 +13,7 @@
 // Why it should be faster: thousands of GPU threads instead of one CPU thread. It is still slow on purpose: S makes
 // four round trips through GPU memory per tile, O two, and every step pays a dispatch. The fused rung keeps all of it
 // on chip in one kernel.
-// Measured (H100): 0.70-0.80 TFLOP/s (40.8 ms at 13600×128×32, 694-733 ms at 500×2048×64), 119× the 16-core cpu rung at
-// 13600×128×32 and 23.5-45.2× PyTorch's fp32 time. Page: docs/rungs/04-naive.md.
+// Measured: docs/rungs/04-naive.md.
 
 override D: u32;          // head size d
 override BC: u32;         // K/V tile rows Bc

@@ -6,9 +6,9 @@
 // one batch, so a launch has only B workgroups: the next rungs fix that.
 //
 // Why it should be faster: no round trip of S through GPU memory and no dispatch boundary between the steps.
-// Measured (H100): with many batches the fastest GPU rung so far (13600×128×32: 15.9 ms, 2.56× naive); with few, far
-// slower (4×32768×32: 4 workgroups, 35.4 s, 0.02× naive). Rung 6's larger tiles: 1.38-1.76× this where workgroups are
-// few, 0.45× at 13600×128×32. Pages: docs/rungs/05-fused.md, docs/rungs/06-fused-maxsmem.md.
+// With many batches it is the fastest GPU rung so far; with few (4×32768×32: 4 workgroups) far slower than naive.
+// Rung 6's larger tiles pay where workgroups are few and cost occupancy where they are many (13600×128×32).
+// Measured: docs/rungs/05-fused.md, docs/rungs/06-fused-maxsmem.md.
 //
 // Tile sizes are override constants: Br query rows, Bc key rows, D the head size.
 

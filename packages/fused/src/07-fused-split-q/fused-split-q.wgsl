@@ -7,8 +7,8 @@
 //
 // Why it should be faster: enough workgroups for every SM, and O, ℓ, m move once per row instead of once per (i, j).
 // K_j and V_j are now read once per query tile instead of once per batch, which the parallelism more than pays for.
-// Measured (H100): 32.1× fused-maxsmem at 4×32768×32, 68.1× at 2×32768×64, 1.13-1.21× naive at N ≥ 2048 (0.88-0.92
-// TFLOP/s); slower at 13600×128×32 (37.2 ms, 0.43× fused). Page: docs/rungs/07-fused-split-q.md.
+// Far faster than fused-maxsmem and faster than naive at N ≥ 2048; slower than fused at 13600×128×32, where N = 128
+// leaves the swap little to save. Measured: docs/rungs/07-fused-split-q.md.
 //
 // Tile sizes are override constants: Br query rows, Bc key rows, D the head size.
 

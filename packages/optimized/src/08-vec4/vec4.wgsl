@@ -8,8 +8,8 @@
 // Why it should be faster: a quarter of the load and store instructions for the same bytes (each 128-bit access is one
 // instruction and, on most GPUs, one transaction per 8 lanes), a quarter of the address arithmetic and loop iterations
 // in the inner loops, and four independent multiply-adds per dot() for the scheduler to overlap.
-// Measured (H100): 2.02-2.06× fused-split-q at every shape (1.77-1.86 TFLOP/s at N ≥ 2048): rung 7 was bound by issuing
-// loads, not by moving bytes. Page: docs/rungs/08-vec4.md.
+// Faster than fused-split-q at every shape: rung 7 was bound by issuing loads, not by moving bytes. Measured:
+// docs/rungs/08-vec4.md.
 //
 // Tile sizes are override constants: Br query rows, Bc key rows, D the head size (D4 = D/4 vec4s per row).
 

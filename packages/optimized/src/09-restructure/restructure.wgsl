@@ -15,8 +15,8 @@
 // override constants, fixed when the pipeline is compiled, so each is a multiply-high, shifts and a correction, but
 // that is still several instructions per element; and the 1/√d multiply was one per score per tile. The lanes a
 // grid leaves over (WG mod D/4, WG mod Bc) sit out: at most a few of 128.
-// Measured (H100): 1.01-1.02× vec4 at N ≥ 2048, as expected with the loads still the bound; 0.92× at 13600×128×32 (19.9
-// against 18.3 ms: at 43-key tiles 42 of 128 lanes sit out of the S loop). Page: docs/rungs/09-restructure.md.
+// About even with vec4 at N ≥ 2048, as expected with the loads still the bound; slower at 13600×128×32, where at 43-key
+// tiles 42 of 128 lanes sit out of the S loop. Measured: docs/rungs/09-restructure.md.
 //
 // Tile sizes are override constants: Br query rows, Bc key rows, D the head size (D4 = D/4 vec4s per row).
 

@@ -13,8 +13,8 @@
 // contiguous run per warp each is served at full workgroup-memory bandwidth instead of being split into several
 // passes. The price is the store of K_j: now neighbours write Bc vec4s apart, but each element is stored once per
 // tile and read Br times.
-// Measured (H100): 1.49-1.65× restructure, 2.87-3.10 TFLOP/s at N ≥ 2048; 13.4 ms at 13600×128×32, faster there than
-// every GPU rung below it. Page: docs/rungs/10-coalesced.md.
+// Faster than restructure at every shape, and at 13600×128×32 faster than every GPU rung below it. Measured:
+// docs/rungs/10-coalesced.md.
 //
 // Tile sizes are override constants: Br query rows, Bc key rows, D the head size (D4 = D/4 vec4s per row).
 

@@ -16,8 +16,8 @@
 // sequential work (Bc dot products, then d/4 sums of Bc terms), so there are fewer invocations to hide latency
 // with, and neighbouring lanes read Q_i, S and O_i a row apart: the bank conflicts that rung 12 removes. K_j and V_j
 // are read by all lanes at once, at one address: a broadcast.
-// Measured (H100): slower than rung 10 at every shape, 0.30-0.46× coalesced (0.89-1.02 TFLOP/s): the costs outweigh the
-// saved barriers. It stays for rung 13, which needs a row per invocation. Page: docs/rungs/11-lm-registers.md.
+// Slower than rung 10 at every shape: the costs outweigh the saved barriers. It stays for rung 13, which needs a row
+// per invocation. Measured: docs/rungs/11-lm-registers.md.
 //
 // Tile sizes are override constants: Br query rows, Bc key rows, D the head size (D4 = D/4 vec4s per row).
 

@@ -17,8 +17,8 @@
 // Why it should be faster: in rung 11 the dot products and the O update, the loops that do all the work, read
 // Q_i and O_i at up to 8 passes per access (d = 32, 64, 128) and S at up to 32; now every access is one pass. The
 // padding costs a few percent of workgroup memory (one vec4 per row of Q_i, O_i and K_jᵀ), which the tiles pay.
-// Measured (H100): 1.19-1.86× lm-registers, still 0.43-0.66× coalesced: rung 11's other cost, few invocations each
-// running one dependent chain, remains (rung 13). Page: docs/rungs/12-bank-free.md.
+// Faster than lm-registers, still slower than coalesced: rung 11's other cost, few invocations each running one
+// dependent chain, remains (rung 13). Measured: docs/rungs/12-bank-free.md.
 //
 // Tile sizes are override constants: Br query rows, Bc key rows, D the head size (D4 = D/4 vec4s per row).
 

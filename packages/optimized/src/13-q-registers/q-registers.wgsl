@@ -17,8 +17,7 @@
 // loaded once per tile, serve 64 rows instead of 40-odd (d = 64), 22 (d = 128). The cost is registers: 2·d + Bc
 // floats per invocation for q, o and s (160 at d = 64; 288 at d = 128, more than the 255 an NVIDIA thread can
 // have, so the compiler spills), which bounds the warps an SM keeps.
-// Measured (H100): 2.26-4.08× bank-free, 3.77-5.43 TFLOP/s, the first rung past coalesced (1.49-1.78× it). Page:
-// docs/rungs/13-q-registers.md.
+// The first rung past coalesced. Measured: docs/rungs/13-q-registers.md.
 //
 // Tile sizes are override constants: Br query rows, Bc key rows, D the head size (D4 = D/4 vec4s per row).
 

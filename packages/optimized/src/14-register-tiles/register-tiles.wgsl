@@ -14,8 +14,7 @@
 // stops being bound by workgroup-memory loads:
 //   S:   per vec4 step of d, 4 loads of Q_iᵀ and Bc/G loads of K_j feed 16·Bc/G multiply-adds;
 //   P V: per key, 1 load of P̃ (4 rows) and D/4G loads of V_j feed 4·D/G multiply-adds.
-// Measured (H100): 3.92-5.38× q-registers, 17.1-23.0 TFLOP/s (1.67 ms at 13600×128×32, 26.12 ms at 2×32768×64). Page:
-// docs/rungs/14-register-tiles.md.
+// Measured: docs/rungs/14-register-tiles.md.
 
 enable subgroups;
 

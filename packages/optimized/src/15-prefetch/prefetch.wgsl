@@ -7,8 +7,7 @@
 // 2·Bc·d/(4·WG) vec4 registers per invocation (8 at d = 64, Br = 64, Bc = 32).
 // Why it should be faster: with few workgroups per SM (43 KiB of workgroup memory each at d = 64, at most five), a load
 // that is not overlapped stalls a large share of the SM.
-// Measured (H100): 1.04-1.17× register-tiles, 17.8-25.1 TFLOP/s; PyTorch fp32's time ÷ this rung's 0.72-1.23. Page:
-// docs/rungs/15-prefetch.md.
+// Measured: docs/rungs/15-prefetch.md.
 
 enable subgroups;
 

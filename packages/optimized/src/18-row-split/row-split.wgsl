@@ -11,12 +11,12 @@
 // of O is lazy (as in rung 16): m_i only moves when a score passes it by more than TAU (base 2), so P̃ ≤ 2^TAU and O is
 // rescaled a few times per row instead of once per tile; O and ℓ share the scale, so the result is the same. The two
 // rows are named (q0, q1, o0, …) rather than indexed: the compiler does not unroll a loop that holds a subgroup
-// shuffle, and register arrays indexed in a loop that is not unrolled live in memory (3.5-5.5× slower, measured).
+// shuffle, and register arrays indexed in a loop that is not unrolled live in memory (several times slower, measured).
 // Why it should be faster: P̃ never leaves registers, Q_i is read from memory once, and workgroup memory holds only K_j
 // and V_j (4-16 KiB): several times the warps per SM. The groups read the same vec4s of K_j and V_j (broadcast, no bank
 // conflicts); each vector read feeds 8 multiply-adds.
-// Measured (H100): 1.14-1.61× prefetch at five of the six bench shapes (0.85× at 10×2048×64, a small grid: rung 19's
-// subject); 1.82× and 1.63× PyTorch's fp32 speed at d = 32. Page: docs/rungs/18-row-split.md.
+// Faster than prefetch at five of the six bench shapes, slower at 10×2048×64 (a small grid: rung 19's subject), and
+// faster than PyTorch's fp32 at d = 32. Measured: docs/rungs/18-row-split.md.
 
 enable subgroups;
 

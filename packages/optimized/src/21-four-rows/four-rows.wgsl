@@ -6,10 +6,9 @@
 // = 4), so H doubles (2 at d ≤ 32, 4 at d ≤ 64, 8 at d ≤ 128) and the shuffles that sum the H shares of a score take
 // one more level. Keys go 8 at a time, scores as chains of multiply-adds, shuffle levels written out, as in lean-loop.
 // Why it should be faster: half the workgroup-memory reads per multiply-add, if those reads bound the loop.
-// Measured (H100): this pays only at d = 128 (5.09 against 5.44 ms at 4×8192×128), where H = 8 replaces lean-loop's 8
-// vec4s per row: at d ≤ 64 the extra shuffle level costs more than the halved reads save (the loop was not bound by
-// reads from workgroup memory), and at d = 80 or 100 the padded rows of H·C vec4s add 20-28% to the work. Page:
-// docs/rungs/21-four-rows.md.
+// This pays only at d = 128, where H = 8 replaces lean-loop's 8 vec4s per row: at d ≤ 64 the extra shuffle level costs
+// more than the halved reads save (with H = 4 each read touches four vec4s: the page's correction), and at d = 80 or
+// 100 the padded rows of H·C vec4s add 20-28% to the work. Measured: docs/rungs/21-four-rows.md.
 // Everything else (the key ranges and `combine`, the lazy rescale, the padding) is split-keys' and row-split's:
 // docs/rungs/19-split-keys.md, docs/rungs/18-row-split.md.
 

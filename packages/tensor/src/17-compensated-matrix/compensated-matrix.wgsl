@@ -8,10 +8,9 @@
 // 2. O is accumulated in f32 registers, not in the matrix units' accumulators: each tile's P̃ V_j is computed from
 //    zero, stored to workgroup memory and added there by the 32 invocations, which also apply the rescale factor every
 //    tile. With O kept in the matrix accumulators across all key tiles (the first version of this rung), the error grew
-//    with N, to 8.3e-5 at N = 32768 against 4.1e-6 for the fp32 rungs; with this it stays at 1.2e-6 to 2.0e-6 there.
+//    with N, far past the fp32 rungs' at N = 32768; with this it stays at their level there.
 // Not faster: the price of the accuracy is three times rung 16's matrix work and twice its scratch and P̃ traffic.
-// Measured (H100): max error 1.2e-6 to 2.0e-6 (prefetch 1.7e-6 to 4.1e-6, rung 16 up to 1.6e-3), at 0.27-0.53×
-// prefetch's speed (42.3 ms at 500×2048×64). Page: docs/rungs/17-compensated-matrix.md.
+// Measured: docs/rungs/17-compensated-matrix.md.
 
 enable f16;
 enable subgroups;

@@ -9,19 +9,19 @@
 //    16 rows then start in different banks), once for all NSG · 16 rows.
 // 2. The copy is plain vector loads of 8 f16 (the scratch buffer read as vec4<u32>), issued at the top of the previous
 //    tile and written to workgroup memory after it. Copying with subgroupMatrixLoad from the storage buffer and
-//    subgroupMatrixStore cost more than all the rest of the loop (7.7 ms at 100×2048×64 against 2.9 without any copy);
-//    the vector copy takes that to 3.2 ms.
+//    subgroupMatrixStore cost more than all the rest of the loop; the vector copy costs little.
 // 3. Invocation `lane` of a subgroup owns row r = lane / 2 of its 16 rows and every other column (h = lane % 2) of S
 //    and of O: the row's maximum and sum need one shuffle, its rescale factor is the invocation's own, and O's 16 · D
 //    values live in registers, D / 2 per invocation. Columns rotate by one pair for rows 8-15 so that a read of the 32
 //    invocations touches 32 banks of the padded rows (stride SO ≡ 4 mod 32 words).
-// 4. The two key fragments of a tile have their chains of S multiply-accumulates interleaved (15.8 → 15.1 ms at
-//    500×2048×64): each chain is 3·D/16 dependent products, and one's latency hides behind the other's.
+// 4. The two key fragments of a tile have their chains of S multiply-accumulates interleaved: each chain is 3·D/16
+//    dependent products, and one's latency hides behind the other's.
 // The products are rung 17's, so the accuracy is fp32-grade as there.
-// Why it should be faster: the subgroup-matrix microbenchmark measured fragment loads from padded workgroup rows at 294
-// TFLOP/s (49 unpadded) and four subgroups per workgroup hiding much of the softmax round trip (29.5 → 51 TFLOP/s).
-// Measured (H100): 2.7-3.3× compensated-matrix at N ≥ 2048, 1.01-1.63× PyTorch's fp32 speed at five of the six bench
-// shapes (13.88 ms at 2×32768×64, 39.6 TFLOP/s), max error 1.2e-6 to 2.2e-6. Page: docs/rungs/23-staged-matrix.md.
+// Why it should be faster: the subgroup-matrix microbenchmark measured fragment loads from padded workgroup rows far
+// faster than from unpadded ones, and four subgroups per workgroup hiding much of the softmax round trip
+// (docs/subgroup-matrix-bench.md).
+// Faster than compensated-matrix at the same accuracy, and than PyTorch's fp32 SDPA at five of the six bench shapes.
+// Measured: docs/rungs/23-staged-matrix.md.
 
 enable f16;
 enable subgroups;
