@@ -85,6 +85,26 @@ export function stringFlag(values: Values, name: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
+/** A decimal number written out: digits, an optional sign, fraction and exponent (`12`, `-0.5`, `.25`, `1e-3`). */
+const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/**
+ * The value of a decimal number written out in full, or undefined for anything else: an empty text or blanks (what an
+ * unset shell variable gives), hexadecimal, octal or binary (`0x10`), `Infinity`, or a number followed by other text.
+ * Number() takes all of these (the empty text as 0); a command line must not.
+ */
+export function parseDecimal(text: string): number | undefined {
+  if (!DECIMAL.test(text)) return undefined;
+  const value = Number(text);
+  return Number.isFinite(value) ? value : undefined;
+}
+
+/** The values of a comma-separated list of decimal numbers, or undefined if any item is not one (or is empty). */
+export function parseDecimalList(text: string): number[] | undefined {
+  const items = text.split(',').map(parseDecimal);
+  return items.every((n): n is number => n !== undefined) ? items : undefined;
+}
+
 export function numberFlag(
   values: Values,
   name: string,
@@ -93,10 +113,13 @@ export function numberFlag(
 ): number | undefined {
   const text = stringFlag(values, name);
   if (text === undefined) return undefined;
-  const value = Number(text);
-  if (text.trim() === '' || !check(value)) throw new UsageError(`--${name} ${text}: expected ${what}`);
+  const value = parseDecimal(text);
+  if (value === undefined || !check(value)) throw new UsageError(`--${name} ${shown(text)}: expected ${what}${value === undefined ? ', written in decimal' : ''}`);
   return value;
 }
+
+/** A flag's value as messages show it: '' for the empty text, which would otherwise vanish from the line. */
+export const shown = (text: string): string => (text === '' ? "''" : text);
 
 export const isPositiveInteger = (n: number): boolean => Number.isInteger(n) && n > 0;
 export const isNonNegativeInteger = (n: number): boolean => Number.isInteger(n) && n >= 0;

@@ -99,6 +99,8 @@ export const SDPA_OPTIONS = {
   cases: { type: 'string' },
   python: { type: 'string' },
   'no-torch': { type: 'boolean' },
+  ort: { type: 'boolean' },
+  out: { type: 'string' },
   json: { type: 'boolean' },
   quiet: { type: 'boolean', short: 'q' },
 } as const;

@@ -60,7 +60,7 @@ const COMMAND_DOCS: Record<string, Record<string, readonly [string, string]>> = 
     out: ['DIR', 'where <adapter>-<study>.json, .md and .svg go (default docs/scaling)'],
   },
   sdpa: {
-    impl: ['ID', 'attention-fp32, attention-matrix or attention-decode (GPU kernels) or cpu-fp32 (default: attention-decode for up to 16 query rows per head, attention-fp32 otherwise; cpu-fp32 without a GPU)'],
+    impl: ['ID', 'attention-fp32, attention-matrix or attention-decode (GPU kernels) or cpu-fp32 (default: attention-decode for up to 16 query rows per head, attention-fp32 otherwise; cpu-fp32 without a GPU); with --conformance: GPU kernels, comma-separated'],
     causal: ['', 'causal mask aligned bottom-right: query i sees key j iff j ≤ i + Lk − Lq (PyTorch\'s is_causal when Lq = Lk)'],
     window: ['L,R', 'sliding window: keys from i + Lk − Lq − L to i + Lk − Lq + R; −1 for unbounded (FlashAttention-2\'s window_size)'],
     mask: ['FILE.npy', 'bool (true = takes part) or float (added to the scores), broadcast to [B, Hq, Lq, Lk] as PyTorch broadcasts'],
@@ -73,6 +73,8 @@ const COMMAND_DOCS: Record<string, Record<string, readonly [string, string]>> = 
     conformance: ['', 'check the library\'s awkward cases on this GPU against float64 (exit 5 on an error over its limit); with --impl ID,ID,... on those kernels'],
     dtype: ['f32,f16', 'with --conformance: the tensor types to check (default both)'],
     cases: ['N,N,...', 'with --bench: the case numbers to time (default: all)'],
+    ort: ['', 'with --bench: also time ONNX Runtime\'s WebGPU attention (onnxruntime-node, installed on first use into FA_ORT_DIR or hw4-cli\'s cache folder with npm)'],
+    out: ['DIR', 'with --bench: also write the rows as DIR/sdpa-<adapter>.json (e.g. --out docs/bench), checked before anything is measured'],
   },
 };
 
@@ -80,6 +82,8 @@ interface CommandHelp {
   usage: string;
   about: string;
   options: Options;
+  /** The command's own exit-code list, where it differs from the program's (EXIT_CODE_HELP). */
+  exitCodes?: string;
 }
 
 export const COMMANDS: Record<string, CommandHelp> = {
@@ -122,12 +126,36 @@ export const COMMANDS: Record<string, CommandHelp> = {
     options: SWEEP_OPTIONS,
   },
   sdpa: {
-    usage: 'hw4-cli sdpa Q.npy K.npy V.npy OUTPUT.npy [options]   |   hw4-cli sdpa --list [--json]   |   hw4-cli sdpa --bench   |   hw4-cli sdpa --conformance',
+    usage:
+      'hw4-cli sdpa Q.npy K.npy V.npy OUTPUT.npy [--causal] [--window L,R] [--mask M.npy] [--scale S] [--layout bhsd|bshd]\n' +
+      '                    [--cache-lengths N,N,...] [--lse LSE.npy] [--impl ID] [--json] [-q]\n' +
+      '       hw4-cli sdpa --list [--json]   |   hw4-cli sdpa --bench [--cases N,N,...] [--ort] [--out DIR]   |   hw4-cli sdpa --conformance [--impl IDS] [--dtype f32,f16]',
     about:
       'attention as models call it: q [B, Hq, Lq, d], k and v [B, Hkv, Lk, d] as NumPy .npy files (f32 or f16, C order;\n' +
       'float64 is converted to float32 with a note), Hq a multiple of Hkv (grouped heads). OUTPUT has q\'s shape and dtype.\n' +
-      'A row that sees no key gives 0 (PyTorch gives NaN). Shapes that do not fit, a malformed file or NaN/Inf: exit 3.',
+      'A row that sees no key gives 0 (PyTorch gives NaN). Shapes that do not fit, a malformed file or NaN/Inf: exit 3.\n' +
+      'Files: one of Q, K, V and --mask may be - (standard input); they are read one after the other, in that order, and\n' +
+      'each (a file, a FIFO, a device) must hold exactly what its header says. OUTPUT or --lse may be - (standard output),\n' +
+      'not both and not with --json. An output that is an input, or --lse that is OUTPUT, is refused before anything is\n' +
+      'read. OUTPUT and --lse are written together: regular files go to temporary files first, then standard output, FIFOs\n' +
+      'and devices are written, and only then are the temporary files renamed into place, so a failed run replaces\n' +
+      'neither. --list, --bench and --conformance take only their own options.',
     options: SDPA_OPTIONS,
+    exitCodes: `Exit codes
+  0    success
+  1    compute or GPU failure: a GPU error, or NaN/Inf in OUTPUT from finite inputs (a fault; nothing is written)
+  2    usage: bad flag or value, --cache-lengths that do not match the tensors, an option of another mode (--dtype
+       without --conformance), files with --list, - for two inputs, - with --json, an --impl that cannot run the
+       problem here or whose float32 could overflow on these values (the default computes them in float64),
+       --bench or --conformance without a GPU
+  3    invalid input: a malformed or truncated .npy file, a stream longer than its header says, a dtype not taken,
+       float16 mixed with float32, shapes that do not fit, NaN/Inf, log-sum-exps beyond float32
+  4    file system: missing file or folder, an input or output that is a folder (or ends with /), OUTPUT or --lse
+       that is an input, --lse that is OUTPUT, a read-only OUTPUT, failed write
+  5    sdpa --conformance found an error over its limit
+  129  hung up (SIGHUP)   130  interrupted (SIGINT, Ctrl-C)   143  terminated (SIGTERM)
+  After 1-4 and 129-143 neither OUTPUT nor --lse was written or changed (standard output, devices and FIFOs are
+  written as the data comes).`,
   },
 };
 
@@ -157,7 +185,7 @@ export const EXIT_CODE_HELP = `Exit codes
 export function commandHelp(command: string): string {
   const help = COMMANDS[command];
   if (!help) return HELP;
-  return [`Usage: ${help.usage}`, '', help.about, '', 'Options', ...optionLines(command, help.options), '      --help               this help', '', EXIT_CODE_HELP, ''].join('\n');
+  return [`Usage: ${help.usage}`, '', help.about, '', 'Options', ...optionLines(command, help.options), '      --help               this help', '', help.exitCodes ?? EXIT_CODE_HELP, ''].join('\n');
 }
 
 export const HELP = `hw4-cli: FlashAttention forward pass, O = softmax(Q Kᵀ/√d) V per batch, on WebGPU or the CPU,
@@ -173,7 +201,7 @@ Usage
   hw4-cli conformance [--impl IDS] [--json]      every rung on the awkward cases, against the oracle
   hw4-cli bench [--shapes LIST] [--impl IDS]     rungs × shapes: kernel time, TFLOP/s, speedups, PyTorch beside
   hw4-cli sweep --over n|batch|d|tiles [--impl IDS]  how each rung's time grows with N, B, d or its tiles: tables, charts
-  hw4-cli sdpa Q.npy K.npy V.npy OUT.npy [--causal] [--window L,R] [--mask M.npy] [--layout bshd]
+  hw4-cli sdpa Q.npy K.npy V.npy OUT.npy [--causal] [--window L,R] [--mask M.npy] [--scale S] [--layout bshd]
                                                  attention with heads, grouped KV heads and masks (sdpa --help)
   hw4-cli COMMAND --help                         the options of one command
   hw4-cli --help | --version

@@ -33,6 +33,12 @@ export function wantsFilter(argv: readonly string[], env: NodeJS.ProcessEnv, cpu
   return mayStartGpu(argv, cpuRungIds);
 }
 
+/** The line for a child ended by `signal`: which signal, its likely sender, and what to do. */
+export function killedLine(signal: NodeJS.Signals): string {
+  const why = signal === 'SIGKILL' ? ' (sent by a user, or by the system when memory runs out)' : '';
+  return `hw4-cli: error: the process running the command was killed by ${signal}${why}; no output file was replaced by a partial one, rerun the command`;
+}
+
 /** How a filtered run ended: its exit code, how many of Dawn's lines the filter dropped, and whether it loaded Dawn. */
 export interface FilteredRun {
   code: number;
@@ -83,7 +89,10 @@ export function runFiltered(): Promise<FilteredRun> {
   });
   return new Promise((resolve) => {
     child.on('close', (code, signal) => {
-      if (pending.length > 0 && keep(pending)) process.stderr.write(pending);
+      if (pending.length > 0 && keep(pending)) process.stderr.write(`${pending}\n`);
+      // The signals hw4-cli handles end the child with its own line and code; any other (SIGKILL, a crash) ends it
+      // silently: said here, in one line.
+      if (code === null && signal !== null) process.stderr.write(`${killedLine(signal)}\n`);
       resolve({ code: code ?? 128 + (signal ? constants.signals[signal] : 1), dropped, dawnLoaded });
     });
     child.on('error', (error) => {

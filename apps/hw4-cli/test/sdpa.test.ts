@@ -71,8 +71,8 @@ describe('hw4-cli sdpa', () => {
     const exact = sdpaOracle(sdpaProblem(dims, { causal: true, cacheLengths: [10] }), q, k, v);
     expect(maxAbs(parseNpy(readFileSync(out)).data as Float32Array, exact.out)).toBeLessThan(1e-5);
     const never = join(dir, 'never-cached.npy');
-    expect(cli(['sdpa', Q, K, V, never, '--cache-lengths', '14'], NO_GPU)).toMatchObject({ code: 3, stderr: expect.stringMatching(/cacheLengths\[0\] is 14; give an integer from 0 to Lk = 13/) as unknown });
-    expect(cli(['sdpa', Q, K, V, never, '--cache-lengths', '3,4'], NO_GPU)).toMatchObject({ code: 3, stderr: expect.stringMatching(/cacheLengths holds 2 values for 1 batches/) as unknown });
+    expect(cli(['sdpa', Q, K, V, never, '--cache-lengths', '14'], NO_GPU)).toMatchObject({ code: 2, stderr: expect.stringMatching(/--cache-lengths 14: 14 is more than the 13 rows of K and V \(Lk\); give lengths from 0 to 13/) as unknown });
+    expect(cli(['sdpa', Q, K, V, never, '--cache-lengths', '3,4'], NO_GPU)).toMatchObject({ code: 2, stderr: expect.stringMatching(/--cache-lengths 3,4 gives 2 lengths but Q has batch 1; give one per batch/) as unknown });
     expect(cli(['sdpa', Q, K, V, never, '--cache-lengths', 'x'], NO_GPU).code).toBe(2);
     expect(existsSync(never)).toBe(false);
   });

@@ -1,7 +1,7 @@
 /**
  * NumPy's `.npy` format on bytes, for Node and browsers: `parseNpy` reads versions 1.0, 2.0 and 3.0 of little-endian,
- * C-order arrays of the common numeric dtypes; `encodeNpy` writes version 1.0 of float32 or f16 arrays, byte for byte
- * as `np.save` does.
+ * C-order arrays of the common numeric dtypes; `encodeNpy` writes version 1.0 of the same dtypes, byte for byte as
+ * `np.save` does.
  *
  * The format: the magic "\x93NUMPY", a major and a minor version byte, the header's length (2 bytes little-endian in
  * 1.0, 4 bytes in 2.0 and 3.0), the header (a Python dict literal with the keys 'descr', 'fortran_order' and 'shape',
@@ -47,6 +47,14 @@ const ALIGN = 64; // np.save pads the header so that the values start at a multi
 const GROWTH_AXIS_MAX_DIGITS = 21; // np.save leaves room after the header for the first axis to grow
 const SUPPORTED = Object.keys(DESCRS).join(', ');
 const hostLittleEndian = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
+/** How deep tuples and lists may nest in a header (np.save's nest at most two deep); deeper is refused, not recursed into. */
+const MAX_NESTING = 32;
+
+/** The whitespace Python's tokenizer skips between tokens (not the vertical tab, no-break or other Unicode spaces). */
+const PYTHON_SPACE = /^[ \t\f\r\n]$/;
+/** A character outside a string that Python's tokenizer refuses: a control character, DEL, or any non-ASCII one. */
+const notPython = (c: string): boolean => !PYTHON_SPACE.test(c) && (c < ' ' || c > '~');
+const codePoint = (c: string): string => `U+${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
 
 /** A value of the header's Python literal: str, int, bool, None, tuple or list. */
 type PyValue = string | number | boolean | null | { readonly tuple: PyValue[] } | { readonly list: PyValue[] };
@@ -54,11 +62,20 @@ type PyValue = string | number | boolean | null | { readonly tuple: PyValue[] } 
 /** Parses the Python literal subset NumPy writes in a header: a dict of str keys; str, int, bool, None, tuple, list. */
 class HeaderParser {
   private at = 0;
+  private depth = 0;
 
-  constructor(private readonly text: string) {}
+  /** `major`: the format's major version; only 1.0 and 2.0 take Python 2's long suffix (NumPy's header filter). */
+  constructor(
+    private readonly text: string,
+    private readonly major = 1,
+  ) {}
 
   dict(): Map<string, PyValue> {
-    this.expect('{');
+    // Python's literal_eval strips leading spaces and tabs; any other text before the dict it refuses.
+    while (this.text[this.at] === ' ' || this.text[this.at] === '\t') this.at++;
+    const first = this.text[this.at];
+    if (first !== '{') this.fail(first !== undefined && notPython(first) ? `${codePoint(first)}, which Python refuses outside a string,` : "expected '{'");
+    this.at++;
     const entries = new Map<string, PyValue>();
     while (!this.take('}')) {
       const key = this.value();
@@ -82,19 +99,36 @@ class HeaderParser {
     if (c === "'" || c === '"') return this.string(c);
     if (c === '(') {
       this.at++;
-      const { items, trailingComma } = this.sequence(')');
+      const { items, trailingComma } = this.nested(')');
       return items.length === 1 && !trailingComma ? (items[0] as PyValue) : { tuple: items };
     }
     if (c === '[') {
       this.at++;
-      return { list: this.sequence(']').items };
+      return { list: this.nested(']').items };
     }
-    const word = /^(?:True|False|None|-?\d+L?)/.exec(this.text.slice(this.at))?.[0];
+    const word = /^(?:True|False|None|-?\d+L?)(?![\w.])/.exec(this.text.slice(this.at))?.[0];
     if (word === undefined) this.fail(`unexpected ${c === undefined ? 'end' : `'${c}'`}`);
+    if (word === 'True' || word === 'False' || word === 'None') {
+      this.at += word.length;
+      return word === 'None' ? null : word === 'True';
+    }
+    // Python's int literals: 0, 00, … or a digit 1-9 then digits; a leading zero before other digits is a SyntaxError.
+    if (/^-?0+[1-9]/.test(word)) this.fail(`the integer ${word} has a leading zero, which Python refuses`);
+    if (word.endsWith('L') && this.major > 2) this.fail(`the integer ${word} has Python 2's long suffix, which only versions 1.0 and 2.0 take`);
     this.at += word.length;
-    if (word === 'True' || word === 'False') return word === 'True';
-    if (word === 'None') return null;
-    return Number(word.replace('L', ''));
+    const n = Number(word.replace('L', ''));
+    return n === 0 ? 0 : n; // -0 is 0
+  }
+
+  /** A tuple or list inside `depth` others, refused past MAX_NESTING (the recursion would otherwise exhaust the stack). */
+  private nested(close: string): { items: PyValue[]; trailingComma: boolean } {
+    if (this.depth >= MAX_NESTING) this.fail(`tuples or lists nested more than ${MAX_NESTING} deep`);
+    this.depth++;
+    try {
+      return this.sequence(close);
+    } finally {
+      this.depth--;
+    }
   }
 
   private sequence(close: string): { items: PyValue[]; trailingComma: boolean } {
@@ -114,19 +148,24 @@ class HeaderParser {
   private string(quote: string): string {
     let out = '';
     for (this.at++; this.at < this.text.length; this.at++) {
-      let c = this.text[this.at] as string;
+      const c = this.text[this.at] as string;
       if (c === quote) {
         this.at++;
         return out;
       }
-      if (c === '\\') c = this.text[++this.at] ?? '';
+      // np.save writes no escapes; refusing them keeps what is read what Python would read.
+      if (c === '\\') this.fail('a backslash escape in a string, which np.save does not write,');
+      if (c === '\n' || c === '\r') this.fail('a line break inside a string, which Python refuses,');
       out += c;
     }
     return this.fail('a string is not closed');
   }
 
+  /** Python's whitespace between tokens: space, tab, form feed and line breaks; anything else that is not ASCII text is refused here. */
   private skipSpace(): void {
-    while (/\s/.test(this.text[this.at] ?? '')) this.at++;
+    while (PYTHON_SPACE.test(this.text[this.at] ?? '')) this.at++;
+    const c = this.text[this.at];
+    if (c !== undefined && notPython(c)) this.fail(`${codePoint(c)}, which Python refuses outside a string,`);
   }
 
   private take(token: string): boolean {
@@ -163,8 +202,21 @@ function dtypeOf(descr: PyValue): DtypeInfo {
   throw new NpyFormatError(`the .npy dtype '${descr}' is not supported (only ${SUPPORTED}); ${fix}`);
 }
 
-/** Reads a .npy file's bytes; throws NpyFormatError with a one-line reason and fix. */
-export function parseNpy(bytes: Uint8Array): NpyArray {
+/** What a .npy header says: the values' dtype and shape, where they start, and how many bytes they take. */
+export interface NpyHeader {
+  dtype: NpyDtype;
+  shape: number[];
+  /** Offset of the first value: after the magic, the version, the header's length and the header. */
+  dataStart: number;
+  /** Bytes of the values the shape and dtype call for. */
+  dataBytes: number;
+}
+
+/**
+ * Where the values of a .npy file start, from its first 12 bytes (or all of them, if fewer): checks the magic, the
+ * version and the header's length, so that a reader of a stream knows how much header to read before parseNpyHeader.
+ */
+export function npyDataStart(bytes: Uint8Array): number {
   if (bytes.length < 8 || MAGIC.some((b, n) => bytes[n] !== b)) throw new NpyFormatError('the bytes do not start with the .npy magic "\\x93NUMPY"; give a file written by np.save');
   const major = bytes[6] as number;
   const minor = bytes[7] as number;
@@ -173,21 +225,28 @@ export function parseNpy(bytes: Uint8Array): NpyArray {
   if (bytes.length < 8 + lengthBytes) throw new NpyFormatError(`the .npy file ends inside its header length (${bytes.length} bytes); the file is truncated`);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const headerLength = major === 1 ? view.getUint16(8, true) : view.getUint32(8, true);
-  const headerStart = 8 + lengthBytes;
-  const dataStart = headerStart + headerLength;
+  return 8 + lengthBytes + headerLength;
+}
+
+/** The header of a .npy file from `bytes`, which must hold at least the whole header (the values may follow or not). */
+export function parseNpyHeader(bytes: Uint8Array): NpyHeader {
+  const dataStart = npyDataStart(bytes);
+  const major = bytes[6] as number;
+  const headerStart = major === 1 ? 10 : 12;
+  const headerLength = dataStart - headerStart;
   if (dataStart > bytes.length) throw new NpyFormatError(`the .npy header claims ${headerLength} bytes but only ${bytes.length - headerStart} follow; the file is truncated`);
   const headerBytes = bytes.subarray(headerStart, dataStart);
   let text: string;
   if (major === 3) {
     try {
-      text = new TextDecoder('utf-8', { fatal: true }).decode(headerBytes);
+      text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(headerBytes); // a byte order mark stays, and is refused as Python does
     } catch {
       throw new NpyFormatError('the .npy 3.0 header is not UTF-8; write the file with np.save');
     }
   } else {
     text = Array.from(headerBytes, (b) => String.fromCharCode(b)).join(''); // Latin-1
   }
-  const header = new HeaderParser(text).dict();
+  const header = new HeaderParser(text, major).dict();
   const keys = [...header.keys()].sort().join(', ');
   if (keys !== 'descr, fortran_order, shape') throw new NpyFormatError(`the .npy header has the keys ${keys || 'none'}, not descr, fortran_order, shape; write the file with np.save`);
 
@@ -204,6 +263,13 @@ export function parseNpy(bytes: Uint8Array): NpyArray {
   const count = shape.reduce((a, n) => a * n, 1);
   const need = count * info.bytes;
   if (!Number.isSafeInteger(need)) throw new NpyFormatError(`the .npy shape ${pyShape(shape)} is too large to read`);
+  return { dtype: info.dtype, shape, dataStart, dataBytes: need };
+}
+
+/** Reads a .npy file's bytes; throws NpyFormatError with a one-line reason and fix. */
+export function parseNpy(bytes: Uint8Array): NpyArray {
+  const { dtype, shape, dataStart, dataBytes: need } = parseNpyHeader(bytes);
+  const info = Object.values(DESCRS).find((d) => d.dtype === dtype) as DtypeInfo;
   const have = bytes.length - dataStart;
   if (have !== need) throw new NpyFormatError(`the .npy data holds ${have} bytes but shape ${pyShape(shape)} of '${info.dtype}' needs ${need}; the file is truncated or its header is wrong`);
 
@@ -218,15 +284,47 @@ function swapBytes(bytes: Uint8Array, size: number): void {
   for (let at = 0; at + size <= bytes.length; at += size) bytes.subarray(at, at + size).reverse();
 }
 
+/** The typed array that holds each dtype's values, for encodeNpy's messages. */
+const ARRAY_OF: Readonly<Record<NpyDtype, string>> = { f32: 'Float32Array', f16: 'Uint16Array', f64: 'Float64Array', bool: 'Uint8Array', i32: 'Int32Array', i64: 'BigInt64Array', u8: 'Uint8Array' };
+
+/** The dtype of `data` as encodeNpy writes it: `dtype` where given and held by that array, else the array's own; a one-line refusal otherwise. */
+function encodedDtype(data: unknown, dtype: unknown): NpyDtype {
+  const kinds = Object.keys(ARRAY_OF) as NpyDtype[];
+  if (dtype !== undefined && !kinds.includes(dtype as NpyDtype)) throw new NpyFormatError(`dtype ${typeof dtype === 'string' ? `'${dtype}'` : typeof dtype === 'number' ? dtype : `a ${typeof dtype}`} is not one encodeNpy writes; give one of ${kinds.join(', ')}, or leave it out`);
+  const own: NpyDtype | undefined =
+    data instanceof Float32Array ? 'f32'
+    : data instanceof Float64Array ? 'f64'
+    : data instanceof Uint16Array ? 'f16'
+    : data instanceof Int32Array ? 'i32'
+    : data instanceof BigInt64Array ? 'i64'
+    : data instanceof Uint8Array ? (dtype === 'bool' ? 'bool' : 'u8')
+    : undefined;
+  const name = typeof data === 'object' && data !== null ? data.constructor.name : typeof data;
+  if (own === undefined) {
+    throw new NpyFormatError(`encodeNpy cannot write a ${name}; give a Float32Array, Float64Array, Uint16Array (f16 bits), Uint8Array (u8, or bool with dtype 'bool'), Int32Array or BigInt64Array`);
+  }
+  if (dtype !== undefined && dtype !== own) throw new NpyFormatError(`dtype '${dtype as NpyDtype}' is not held in a ${name}; give its values as a ${ARRAY_OF[dtype as NpyDtype]}, or dtype '${own}'`);
+  return own;
+}
+
 /**
- * A version 1.0 .npy file of a C-order array of `shape`: float32 values, or f16 values given as their bits in a
- * Uint16Array. The bytes are those np.save writes for the same array.
+ * A version 1.0 .npy file of a C-order array of `shape`, of the dtype its typed array holds: Float32Array '<f4',
+ * Float64Array '<f8', Uint16Array f16 bits '<f2' (the only Uint16Array dtype, as parseNpy reads them), Int32Array
+ * '<i4', BigInt64Array '<i8', Uint8Array '|u1', or '|b1' with dtype 'bool' (values 0 and 1). `dtype`, where given, must
+ * be the array's. The bytes are those np.save writes for the same array; parseNpy reads them back as they were.
  */
-export function encodeNpy(shape: readonly number[], data: Float32Array | Uint16Array): Uint8Array {
+export function encodeNpy(shape: readonly number[], data: NpyData, dtype?: NpyDtype): Uint8Array {
+  const kind = encodedDtype(data, dtype);
+  const given: unknown = shape;
+  if (!Array.isArray(given)) throw new NpyFormatError(`shape is a ${typeof given}, not a list of sizes ≥ 0; give an array of integer sizes`);
   if (!shape.every((n) => Number.isSafeInteger(n) && n >= 0)) throw new NpyFormatError(`shape [${shape.join(', ')}] is not a list of sizes ≥ 0; give integer sizes`);
   const count = shape.reduce((a, n) => a * n, 1);
   if (count !== data.length) throw new NpyFormatError(`the data holds ${data.length} values but shape ${pyShape(shape)} needs ${count}`);
-  const descr = data instanceof Uint16Array ? '<f2' : '<f4';
+  if (kind === 'bool') {
+    const bad = (data as Uint8Array).findIndex((x) => x > 1);
+    if (bad >= 0) throw new NpyFormatError(`bool values are 0 or 1, but data[${bad}] is ${(data as Uint8Array)[bad]}; give 0 (False) or 1 (True), or dtype 'u8'`);
+  }
+  const descr = Object.keys(DESCRS).find((d) => DESCRS[d]?.dtype === kind) as string;
   let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': ${pyShape(shape)}, }`;
   if (shape.length > 0) header += ' '.repeat(Math.max(0, GROWTH_AXIS_MAX_DIGITS - String(shape[0]).length));
   const unpadded = MAGIC.length + 4 + header.length + 1;

@@ -2,7 +2,8 @@
  * Output writers. A regular file is written atomically: bytes go to a temporary file in the destination folder, which
  * is renamed over the destination only when everything was written, so a failed or interrupted run leaves the
  * destination as it was and no partial file. Standard output (`-`) and special files (devices, FIFOs) cannot be
- * replaced that way; they are written directly (see output-target.ts).
+ * replaced that way; they are written directly (see output-target.ts). OutputGroup commits several outputs together:
+ * all of them, or none of the regular ones.
  */
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { endianness } from 'node:os';
@@ -62,6 +63,7 @@ export async function openOutput(path: string, options: AtomicWriterOptions = {}
 export class AtomicFileWriter implements OutputWriter {
   readonly direct = false;
   private finished = false;
+  private closed = false;
 
   private constructor(
     readonly path: string,
@@ -111,12 +113,24 @@ export class AtomicFileWriter implements OutputWriter {
     }
   }
 
-  /** Renames the temporary file over the destination. */
-  async commit(): Promise<void> {
-    if (this.finished) return;
+  /** Completes the temporary file (synced when durable, then closed) without renaming it; commit() renames it. */
+  async complete(): Promise<void> {
+    if (this.finished || this.closed) return;
     try {
       if (this.options.durable) await this.handle.sync();
       await this.handle.close();
+      this.closed = true;
+    } catch (error) {
+      await this.abort();
+      throw ioError(error, `output ${this.options.name ?? this.path}`);
+    }
+  }
+
+  /** Renames the temporary file over the destination (completing it first). */
+  async commit(): Promise<void> {
+    if (this.finished) return;
+    await this.complete();
+    try {
       await rename(this.temporaryPath, this.path);
       this.finished = true;
       untrackTemporary(this.temporaryPath);
@@ -130,7 +144,7 @@ export class AtomicFileWriter implements OutputWriter {
   async abort(): Promise<void> {
     if (this.finished) return;
     this.finished = true;
-    await this.handle.close().catch(() => undefined);
+    if (!this.closed) await this.handle.close().catch(() => undefined);
     await unlink(this.temporaryPath).catch(() => undefined);
     untrackTemporary(this.temporaryPath);
   }
@@ -188,6 +202,109 @@ export class DirectWriter implements OutputWriter {
     if (this.finished) return;
     this.finished = true;
     await this.handle?.close().catch(() => undefined);
+  }
+}
+
+/** One output of an OutputGroup: its path, and how messages call it (default: the path). */
+export interface GroupOutput {
+  readonly path: string;
+  readonly name?: string;
+}
+
+export interface OutputGroupOptions {
+  /** fsync each regular file before the renames. Default false. */
+  durable?: boolean;
+  /** Runs the opening of a direct destination (a FIFO's open waits for its reader): a caller's hook, e.g. to keep it interruptible. */
+  opening?: <T>(path: string, open: () => Promise<T>) => Promise<T>;
+}
+
+interface GroupEntry {
+  readonly target: OutputTarget;
+  readonly name: string;
+  /** The temporary file of a regular destination. */
+  readonly file?: AtomicFileWriter;
+}
+
+/**
+ * Outputs written together, all or none: a command that writes two files must not leave one replaced when the other
+ * failed. open() checks every destination and creates the temporary file of each regular one before any work is
+ * done; commit() then writes, in this order:
+ * 1. each regular destination's bytes to its temporary file, which is completed (closed, synced when durable);
+ * 2. each direct destination (standard output, a device, a FIFO), opened only now since opening a FIFO waits for its
+ *    reader: bytes written there cannot be taken back, so they come after everything that can fail quietly;
+ * 3. the renames of the temporary files over their destinations, one after the other.
+ * A failure in 1 or 2 removes every temporary file and leaves each regular destination as it was; only a rename that
+ * fails after an earlier one succeeded (its folder removed or made read-only meanwhile) leaves the earlier one done.
+ */
+export class OutputGroup {
+  private finished = false;
+
+  private constructor(
+    private readonly entries: readonly GroupEntry[],
+    private readonly options: OutputGroupOptions,
+  ) {}
+
+  /** Resolves and checks every destination, then creates the temporary files; on an error none is left behind. */
+  static async open(outputs: readonly GroupOutput[], options: OutputGroupOptions = {}): Promise<OutputGroup> {
+    const resolved: { target: OutputTarget; name: string }[] = [];
+    for (const output of outputs) {
+      const name = output.name ?? output.path;
+      const target = await resolveOutputTarget(output.path, name);
+      const twin = resolved.find((r) => r.target.kind === 'file' && target.kind === 'file' && r.target.path === target.path);
+      if (twin) throw new Hw4IoError(`output ${name}: is the same file as ${twin.name}; give each output its own path`);
+      resolved.push({ target, name });
+    }
+    const entries: GroupEntry[] = [];
+    try {
+      for (const { target, name } of resolved) {
+        const file = target.kind === 'file' ? await AtomicFileWriter.openTarget(target, { name, durable: options.durable === true }) : undefined;
+        entries.push(file ? { target, name, file } : { target, name });
+      }
+    } catch (error) {
+      await Promise.all(entries.map((e) => e.file?.abort() ?? Promise.resolve()));
+      throw error;
+    }
+    return new OutputGroup(entries, options);
+  }
+
+  /**
+   * Writes `contents[n]` to output n in the order above; `beforeRenames` runs between the last write and the first
+   * rename (a last check that the work is still wanted: throwing there aborts). On any error everything is aborted.
+   */
+  async commit(contents: readonly (readonly ArrayBufferView[])[], beforeRenames: () => void = () => undefined): Promise<void> {
+    if (contents.length !== this.entries.length) throw new RangeError(`OutputGroup.commit: ${contents.length} contents for ${this.entries.length} outputs`);
+    if (this.finished) throw new Error('OutputGroup.commit: already committed or aborted');
+    try {
+      for (const [n, entry] of this.entries.entries()) {
+        if (!entry.file) continue;
+        for (const chunk of contents[n] ?? []) await entry.file.write(chunk);
+        await entry.file.complete();
+      }
+      for (const [n, entry] of this.entries.entries()) {
+        if (entry.target.kind === 'file') continue;
+        const target = entry.target;
+        const open = (): Promise<DirectWriter> => DirectWriter.open(target, { name: entry.name });
+        const writer = target.kind === 'special' && this.options.opening ? await this.options.opening(target.path, open) : await open();
+        try {
+          for (const chunk of contents[n] ?? []) await writer.write(chunk);
+          await writer.commit();
+        } finally {
+          await writer.abort();
+        }
+      }
+      beforeRenames();
+      for (const entry of this.entries) await entry.file?.commit();
+      this.finished = true;
+    } catch (error) {
+      await this.abort();
+      throw error;
+    }
+  }
+
+  /** Removes the temporary files not yet renamed; safe to call more than once. */
+  async abort(): Promise<void> {
+    this.finished = true;
+    await Promise.all(this.entries.map((e) => e.file?.abort() ?? Promise.resolve()));
   }
 }
 

@@ -8,3 +8,4 @@ export { seqFlash, seqFlashKernel, SEQ_FLASH_BLOCKS, type FlashBlocks } from './
 export { attendRowBlock } from './cpu-kernel.js';
 export { singleThreadRunner, type BatchKernel } from './single-thread.js';
 export { sdpaFloat16Plain, sdpaFloat32, sdpaOracle, sdpaOracleRow } from './sdpa.js';
+export { sdpaFloat32Async, sdpaOracleAsync } from './sdpa-async.js';

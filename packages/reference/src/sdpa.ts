@@ -10,7 +10,8 @@
  *
  * - `sdpaOracle`: float64 throughout; what every implementation is compared with.
  * - `sdpaFloat32`: the same computation in float32 (Math.fround after every operation, as seq-attention): the baseline
- *   of a float32 kernel's error, and the CPU path of the attention function.
+ *   of a float32 kernel's error, and the CPU path of the attention function (which sends values on which this float32
+ *   arithmetic could overflow to the oracle instead: @fa/sdpa's float32-range.ts).
  * - `sdpaFloat16Plain`: the same computation with its inputs and weights rounded to f16: the baseline of an f16 kernel.
  */
 import { bandOf, kvHeadOf, maskTerm, rowOffset, SdpaArgumentError, type SdpaProblem } from '@fa/core';
@@ -55,6 +56,14 @@ const lseIndex = (problem: SdpaProblem, b: number, h: number, i: number): number
  * [B, Hq, Lq] in natural log.
  */
 export function sdpaOracle(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array): { out: Float64Array; lse: Float64Array } {
+  const steps = sdpaOracleSteps(problem, q, k, v);
+  let step = steps.next();
+  while (step.done !== true) step = steps.next();
+  return step.value;
+}
+
+/** `sdpaOracle` in steps: pauses before each query row (sdpa-async.ts hands the thread back between rows). */
+export function* sdpaOracleSteps(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array): Generator<void, { out: Float64Array; lse: Float64Array }, undefined> {
   checkLengths(problem, q, k, v);
   const { B, Hq, Lq, Lk } = problem.dims;
   const out = new Float64Array(q.length);
@@ -62,7 +71,10 @@ export function sdpaOracle(problem: SdpaProblem, q: Float32Array, k: Float32Arra
   const S = new Float64Array(Lk);
   for (let b = 0; b < B; b++) {
     for (let h = 0; h < Hq; h++) {
-      for (let i = 0; i < Lq; i++) lse[lseIndex(problem, b, h, i)] = oracleRow(problem, q, k, v, b, h, i, S, out, rowPlace(problem, b, h, i).q);
+      for (let i = 0; i < Lq; i++) {
+        yield;
+        lse[lseIndex(problem, b, h, i)] = oracleRow(problem, q, k, v, b, h, i, S, out, rowPlace(problem, b, h, i).q);
+      }
     }
   }
   return { out, lse };
@@ -135,6 +147,17 @@ function addScaledF32(O: Float32Array, p: number, v: Float32Array, vj: number, d
  * sum, P̃·V, the division. Output in q's layout, log-sum-exps [B, Hq, Lq]. Keys outside a row's band are not visited.
  */
 export function sdpaFloat32(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array): { out: Float32Array; lse: Float32Array } {
+  const steps = sdpaFloat32Steps(problem, q, k, v);
+  let step = steps.next();
+  while (step.done !== true) step = steps.next();
+  return step.value;
+}
+
+/**
+ * `sdpaFloat32` in steps: pauses before each query row, so that a caller may hand the thread back between rows
+ * (sdpa-async.ts); the result is the generator's return value.
+ */
+export function* sdpaFloat32Steps(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array): Generator<void, { out: Float32Array; lse: Float32Array }, undefined> {
   checkLengths(problem, q, k, v);
   const { B, Hq, Lq, Lk, d } = problem.dims;
   const out = new Float32Array(q.length);
@@ -146,6 +169,7 @@ export function sdpaFloat32(problem: SdpaProblem, q: Float32Array, k: Float32Arr
   for (let b = 0; b < B; b++) {
     for (let h = 0; h < Hq; h++) {
       for (let i = 0; i < Lq; i++) {
+        yield;
         const { q: qi, kv0, kvStride } = rowPlace(problem, b, h, i);
         const { first, last } = bandOf(problem, b, i);
 

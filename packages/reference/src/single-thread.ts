@@ -24,7 +24,7 @@ export function wholeBatch(kernel: SteppedKernel): BatchKernel {
 }
 
 /** Resolves after the event loop has served what is waiting (setImmediate in Node; a zero timeout elsewhere). */
-function yieldToEventLoop(): Promise<void> {
+export function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => {
     if (typeof setImmediate === 'function') setImmediate(resolve);
     else setTimeout(resolve, 0);

@@ -2,12 +2,16 @@
  * attention(q, k, v, options): scaled-dot-product attention on typed arrays, with PyTorch's semantics and
  * FlashAttention-2's alignment (@fa/core's sdpa/problem.ts). On a GPU it runs the kernel that fits the problem (f16
  * tensors stay f16 in memory); without one, or for a problem the kernel declines, the
- * plain float32 CPU computation of @fa/reference, and says why in `note`.
+ * plain float32 CPU computation of @fa/reference, and says why in `note`. Values on which that float32 arithmetic could
+ * overflow (float32-range.ts, decided in one pass over q, k and v) are computed with the float64 oracle on the CPU,
+ * with a note; a kernel named with `kernel` refuses them instead (SdpaOverflowError).
  */
 import { sdpaProblem, SdpaArgumentError, type GpuContext, type SdpaDims, type SdpaLayout, type SdpaOptions } from '@fa/core';
-import { sdpaFloat32 } from '@fa/reference';
+import { sdpaFloat32Async } from '@fa/reference';
 import { floatsToHalves, halvesToFloats } from './f16.js';
+import { float32OverflowReason, float64Attention, SdpaOverflowError, tensorRange } from './float32-range.js';
 import { gpuUnsupportedReason, prepareAttention, type GpuKernelId } from './prepare.js';
+import { attentionOptionsOf } from './validate-options.js';
 
 /** A tensor: float32 values, or f16 values as their bits (dtype 'f16'), and its shape of four dimensions. */
 export interface SdpaTensor {
@@ -28,9 +32,12 @@ export interface AttentionResult {
   /** Shaped and typed as q. */
   readonly out: SdpaTensor;
   readonly lse?: Float32Array;
-  /** What computed it: a GPU kernel ('attention-fp32', 'attention-matrix', 'attention-decode') or 'cpu-fp32'. */
+  /**
+   * What computed it: a GPU kernel ('attention-fp32', 'attention-matrix', 'attention-decode'), 'cpu-fp32', or
+   * 'cpu-fp64' (the float64 oracle, for values on which float32 could overflow).
+   */
   readonly impl: string;
-  /** Why the GPU kernel did not run it, when a GPU was given. */
+  /** Why the GPU kernel did not run it, when a GPU was given, or why it was computed in float64. */
   readonly note?: string;
 }
 
@@ -57,25 +64,41 @@ export function dimsOf(q: SdpaTensor, k: SdpaTensor, v: SdpaTensor, layout: Sdpa
 const asFloats = (data: Float32Array | Uint16Array): Float32Array => (data instanceof Uint16Array ? halvesToFloats(data) : data);
 
 export async function attention(q: SdpaTensor, k: SdpaTensor, v: SdpaTensor, options: AttentionOptions = {}): Promise<AttentionResult> {
+  const checked = attentionOptionsOf(options); // every option checked at run time, before any work
   const dims = dimsOf(q, k, v, options.layout);
-  const problem = sdpaProblem(dims, options);
+  const problem = sdpaProblem(dims, checked.sdpa);
   const f16 = q.data instanceof Uint16Array;
   const withLse = options.returnLse === true;
+  /** The float64 oracle's result, for values on which float32 could overflow (float32-range.ts). */
+  const inFloat64 = async (why: string): Promise<AttentionResult> => {
+    const { out, lse } = await float64Attention(problem, q.data, k.data, v.data, withLse);
+    return { out: { data: out, shape: [...q.shape] }, ...(lse ? { lse } : {}), impl: 'cpu-fp64', note: why };
+  };
   let note: string | undefined;
   if (options.gpu !== undefined) {
-    const prepare = { ...options, lse: withLse, dtype: f16 ? ('f16' as const) : ('f32' as const) };
+    const prepare = { ...checked.prepare, lse: withLse, dtype: f16 ? ('f16' as const) : ('f32' as const) };
     const why = gpuUnsupportedReason(options.gpu, dims, prepare);
     if (why === undefined) {
       const prepared = await prepareAttention(options.gpu, dims, prepare);
       try {
         const { out, lse } = await prepared.run(q.data, k.data, v.data);
         return { out: { data: out, shape: [...q.shape] }, ...(lse ? { lse } : {}), impl: prepared.impl };
+      } catch (error) {
+        // Values on which the kernel's float32 could overflow (run checks them first): float64, unless it was named.
+        if (!(error instanceof SdpaOverflowError) || options.kernel !== undefined) throw error;
+        return await inFloat64(`${prepared.impl} could overflow float32 on these values (${error.reason}); computed in float64 on the CPU`);
       } finally {
         prepared.destroy();
       }
     }
     note = `the GPU kernel cannot run this problem here (${why}); computed on the CPU`;
   }
-  const { out, lse } = sdpaFloat32(problem, asFloats(q.data), asFloats(k.data), asFloats(v.data));
+  const overflow = float32OverflowReason('cpu-fp32', tensorRange(q.data, k.data, v.data, dims.d), problem, f16 ? 'f16' : 'f32');
+  if (overflow !== undefined) {
+    if (options.kernel !== undefined) throw new SdpaOverflowError('cpu-fp32', overflow);
+    const declined = note === undefined ? '' : `${note.replace(/; computed on the CPU$/, '')}, and `;
+    return inFloat64(`${declined}float32 could overflow on these values (${overflow}); computed in float64 on the CPU`);
+  }
+  const { out, lse } = await sdpaFloat32Async(problem, asFloats(q.data), asFloats(k.data), asFloats(v.data));
   return { out: { data: f16 ? floatsToHalves(out) : out, shape: [...q.shape] }, ...(withLse ? { lse } : {}), impl: 'cpu-fp32', ...(note ? { note } : {}) };
 }

@@ -1,6 +1,6 @@
 // The `combine` entry point of the tiled attention kernels (attention-fp32 and attention-matrix), appended to each by
-// tiledKernel (tiled-host.ts): it uses tiled-interface.wgsl's Params, bindings (O, params, lse, Opart, ML) and LOWEST,
-// and each kernel's D4V, CW and pack.
+// tiledKernel (tiled-host.ts): it uses tiled-interface.wgsl's Params, bindings (O, params, lse, Opart, ML), LOWEST and
+// naturalLse, and each kernel's D4V, CW and pack.
 
 // One invocation per vec4 of O: the ranges of its row merged, O = Σ 2^(m_s − M) O_s / Σ 2^(m_s − M) ℓ_s.
 @compute @workgroup_size(CW)
@@ -26,5 +26,5 @@ fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
   let b = pair / params.Hq;
   let hq = pair % params.Hq;
   O[b * params.qBatch + hq * params.qHead + row * params.qRow + col] = pack(select(vec4<f32>(0.0), o / l, seen));
-  if (params.writeLse == 1u && col == 0u) { lse[pair * Lq + row] = select(bitcast<f32>(params.minusInfinity), (M + log2(l)) * 0.6931471805599453, seen); }
+  if (params.writeLse == 1u && col == 0u) { lse[pair * Lq + row] = select(bitcast<f32>(params.minusInfinity), naturalLse(M + log2(l)), seen); }
 }

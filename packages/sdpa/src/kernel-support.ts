@@ -12,10 +12,16 @@ const UNBOUNDED = 0x3fffffff;
 
 /** The f32 form of a kernel's tensor access lines, and the f16 form that replaces it. */
 const PACKED_F32 = ['alias Packed = vec4<f32>;', 'fn unpack(x: Packed) -> vec4<f32> { return x; }', 'fn pack(x: vec4<f32>) -> Packed { return x; }'].join('\n');
+/**
+ * The f16 form. `pack` clamps to ±65504 first: an output row is a weighted mean of v (|O| ≤ max|v| ≤ 65504 for f16
+ * tensors), but its float32 roundings may carry it a few units past 65504, where WGSL's pack2x16float is indeterminate;
+ * IEEE rounding to f16 takes everything below 65520 to 65504 anyway, so the clamp changes no value below that, and
+ * makes the store defined for every float32 (float32-range.ts, step 4).
+ */
 const PACKED_F16 = [
   'alias Packed = vec2<u32>;',
   'fn unpack(x: Packed) -> vec4<f32> { return vec4<f32>(unpack2x16float(x.x), unpack2x16float(x.y)); }',
-  'fn pack(x: vec4<f32>) -> Packed { return vec2<u32>(pack2x16float(x.xy), pack2x16float(x.zw)); }',
+  'fn pack(x: vec4<f32>) -> Packed { let c = clamp(x, vec4<f32>(-65504.0), vec4<f32>(65504.0)); return vec2<u32>(pack2x16float(c.xy), pack2x16float(c.zw)); }',
 ].join('\n');
 
 /** The kernel for tensors of `dtype`: for f16, its tensor access lines replaced (f16 pairs in u32s; no shader-f16 needed). */

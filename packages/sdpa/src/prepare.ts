@@ -3,12 +3,14 @@
  * uploaded, then run on typed arrays (upload, dispatch, read back) or encoded into the caller's command encoder on the
  * caller's buffers, as often as wanted, until `destroy`.
  */
-import { checked, sdpaProblem, UnsupportedShapeError, validCacheLengths, type GpuContext, type SdpaDims, type SdpaOptions, type SdpaProblem } from '@fa/core';
+import { checked, sdpaOptionsOf, sdpaProblem, UnsupportedShapeError, validCacheLengths, type GpuContext, type SdpaDims, type SdpaOptions, type SdpaProblem } from '@fa/core';
 import { decodePlan, prepareDecodeKernel, type DecodePlan, type DecodeTuning } from './decode/attention-decode.js';
+import { refuseOverflow } from './float32-range.js';
 import { fp32Plan } from './fp32/attention-fp32.js';
 import { matrixPlan } from './matrix/attention-matrix.js';
 import { prepareTiledKernel, type TiledKernel, type TiledPlan } from './tiled-host.js';
 import type { TensorBinding, TensorType } from './kernel-support.js';
+import { checkGpu, checkPrepareOptions, checkRunOptions } from './validate-options.js';
 
 /** Tensor data of a dtype: float32 values, or f16 values as their bits. */
 export type TensorData = Float32Array | Uint16Array;
@@ -83,28 +85,37 @@ export interface PreparedAttention {
   encode(encoder: GPUCommandEncoder, buffers: AttentionBuffers, timestampWrites?: GPUComputePassTimestampWrites): void;
   /**
    * Uploads q, k, v (of the prepared dtype, the problem's layout), runs, and reads the output (and log-sum-exps) back.
-   * A problem prepared with cache lengths takes this run's lengths here (the prepared ones by default).
+   * A problem prepared with cache lengths takes this run's lengths here (the prepared ones by default). Values on which
+   * the kernel's float32 arithmetic could overflow are refused first (SdpaOverflowError, float32-range.ts); `encode`
+   * reads no values, so its caller keeps them within that bound (`float32OverflowReason`).
    */
   run(q: TensorData, k: TensorData, v: TensorData, options?: { readonly cacheLengths?: ArrayLike<number> }): Promise<{ out: TensorData; lse?: Float32Array }>;
   /** Frees the kernel's own buffers; the caller's buffers and device are left alone. */
   destroy(): void;
 }
 
+/** The problem of the arguments, each checked at run time (validate-options.ts) before any GPU work; SdpaArgumentError otherwise. */
+function checkedProblem(gpu: unknown, dims: SdpaDims, options: unknown): SdpaProblem {
+  checkGpu(gpu);
+  checkPrepareOptions(options);
+  return sdpaProblem(dims, sdpaOptionsOf(options ?? {}));
+}
+
 /** The kernel `prepareAttention` would compile for this problem here (nothing is compiled); undefined when none can run it (`gpuUnsupportedReason` says why). */
 export function chooseKernel(gpu: GpuContext, dims: SdpaDims, options: PrepareOptions = {}): GpuKernelId | undefined {
-  const chosen = choosePlan(sdpaProblem(dims, options), gpu, options);
+  const chosen = choosePlan(checkedProblem(gpu, dims, options), gpu, options);
   return typeof chosen === 'string' ? undefined : chosen.id;
 }
 
 /** Why the GPU kernel cannot run this problem here, or undefined when it can. */
 export function gpuUnsupportedReason(gpu: GpuContext, dims: SdpaDims, options: PrepareOptions = {}): string | undefined {
-  const chosen = choosePlan(sdpaProblem(dims, options), gpu, options);
+  const chosen = choosePlan(checkedProblem(gpu, dims, options), gpu, options);
   return typeof chosen === 'string' ? chosen : undefined;
 }
 
 /** Compiles the kernel for this problem on `gpu`; throws UnsupportedShapeError with the reason when it cannot. */
 export async function prepareAttention(gpu: GpuContext, dims: SdpaDims, options: PrepareOptions = {}): Promise<PreparedAttention> {
-  const problem = sdpaProblem(dims, options);
+  const problem = checkedProblem(gpu, dims, options);
   const withLse = options.lse === true;
   const dtype = options.dtype ?? 'f32';
   const chosen = choosePlan(problem, gpu, options);
@@ -159,6 +170,8 @@ export async function prepareAttention(gpu: GpuContext, dims: SdpaDims, options:
       }
     },
     run: (q, k, v, runOptions) => {
+      checkRunOptions(runOptions, problem.cacheLengths !== undefined);
+      refuseOverflow(chosen.id, problem, dtype, q, k, v); // values on which the kernel's float32 could overflow
       const lengths = problem.cacheLengths ? validCacheLengths(runOptions?.cacheLengths ?? problem.cacheLengths, B, problem.dims.Lk) : undefined;
       return runArrays(gpu, problem, kernel, batchesPerRun, withLse, dtype, lengths, q, k, v);
     },

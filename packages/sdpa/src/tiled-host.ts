@@ -171,11 +171,36 @@ export function tileLists(problem: SdpaProblem, plan: Pick<TiledPlan, 'BR' | 'BC
   return all;
 }
 
-/** The element mask as the kernel reads it: additive float32, −3.4e38 (EXCLUDED) for −∞ and for false. */
-function kernelMask(mask: NonNullable<SdpaProblem['mask']>): Float32Array {
-  const EXCLUDED = -3.4e38;
-  if (mask.kind === 'bool') return Float32Array.from(mask.data, (x) => (x === 0 ? EXCLUDED : 0));
-  return Float32Array.from(mask.data, (x) => Math.max(x, EXCLUDED));
+/** What the host writes for an excluded key (−∞, false): below the kernels' EXCLUDED, −3.0e38, and every finite value. */
+const MASK_EXCLUDED = -3.4e38;
+/** tiled-interface.wgsl's MASK_KNEE and MASK_TOP: 2^126, and 2^127 − 2^110. */
+export const MASK_KNEE = 2 ** 126;
+export const MASK_TOP = 2 ** 127 - 2 ** 110;
+const FLOAT32_MAX = 3.4028234663852886e38;
+
+/**
+ * An additive mask value as the tiled kernels read it: in base 2 (their scores are scale·log2(e)·q·k), computed in
+ * float64 and rounded once. x·log2(e) past ±3.4e38/log2(e) would overflow float32, and a sum or difference of scores
+ * near ±3.4e38 would too (∞ − ∞ = NaN in exp2), so values past ±MASK_KNEE (x beyond ±5.9e37) are brought linearly
+ * within ±MASK_TOP: float32's most negative value, −3.4028235e38 (Hugging Face's padding value), maps to −MASK_TOP, a
+ * finite score like any other, not an exclusion. The map is monotone, so the order of mask values is kept; past the
+ * knee, where a score (|s| < 2^101) is absorbed in s + x as float32 absorbs it in the plain computation, values within
+ * about five float32 steps of each other may tie. The kernels undo the map in the log-sum-exp (naturalLse).
+ * −∞ becomes MASK_EXCLUDED.
+ */
+export function maskBase2(x: number): number {
+  if (x === Number.NEGATIVE_INFINITY) return MASK_EXCLUDED;
+  const y = x * Math.LOG2E;
+  if (Math.abs(y) <= MASK_KNEE) return y;
+  return Math.sign(y) * (MASK_KNEE + ((Math.abs(y) - MASK_KNEE) * (MASK_TOP - MASK_KNEE)) / (FLOAT32_MAX * Math.LOG2E - MASK_KNEE));
+}
+
+/** The element mask as the kernel reads it: additive float32 in base 2 (maskBase2), MASK_EXCLUDED for −∞ and for false. */
+export function kernelMask(mask: NonNullable<SdpaProblem['mask']>): Float32Array {
+  const out = new Float32Array(mask.data.length);
+  if (mask.kind === 'bool') for (let e = 0; e < out.length; e++) out[e] = mask.data[e] === 0 ? MASK_EXCLUDED : 0;
+  else for (let e = 0; e < out.length; e++) out[e] = maskBase2(mask.data[e] as number);
+  return out;
 }
 
 /** The uniform's values for a run of `batches` batches from `batch0`. */

@@ -43,7 +43,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read> v: array<Packed>;
 @group(0) @binding(3) var<storage, read_write> O: array<Packed>;
 @group(0) @binding(4) var<uniform> params: Params;
-@group(0) @binding(5) var<storage, read> mask: array<f32>;          // additive, EXCLUDED for excluded keys
+@group(0) @binding(5) var<storage, read> mask: array<f32>;          // additive in base 2 (maskBase2), ≤ EXCLUDED where excluded
 @group(0) @binding(6) var<storage, read> blockFlags: array<u32>;   // 1: the block is computed
 @group(0) @binding(7) var<storage, read_write> lse: array<f32>;     // B·Hq·Lq: log-sum-exp of each row
 @group(0) @binding(8) var<storage, read> tileLists: array<u32>;     // per (batch, head, query tile): start, count; then tiles.
@@ -52,8 +52,29 @@ struct Params {
 @group(0) @binding(9) var<storage, read_write> Opart: array<vec4<f32>>;  // per (pair, split, row): unnormalized O
 @group(0) @binding(10) var<storage, read_write> ML: array<vec2<f32>>;    // per (pair, split, row): m, ℓ
 
-const LOWEST: f32 = -3.0e38;   // stands for −∞ in m_i and in excluded scores
-const EXCLUDED: f32 = -3.0e38; // in the mask: the key is excluded (the host writes it for −∞ and for false)
+// Scores in base 2 (s = scale·log2(e)·q·k, |s| < 2^101 by the host's overflow check, float32-range.ts) plus the mask's
+// values, which the host writes in base 2 within ±MASK_TOP (maskBase2 in tiled-host.ts: x·log2(e) up to ±MASK_KNEE,
+// past it brought linearly within ±MASK_TOP, so that the most negative float32, −3.4e38, stays a finite value, not an
+// exclusion, and +3e38 does not overflow to +∞). So every finite score t has |t| < 2^127 − 2^109.
+// LOWEST stands for −∞ in m_i (no key yet) and in excluded scores: below every finite t, and any difference of two of
+// t, m_i and LOWEST stays below 2^128 − 2^109, within float32's range: exp2 never sees ∞ − ∞, and a row sees a key
+// exactly when its m_i > LOWEST.
+const LOWEST: f32 = -1.7014118346046923e+38;    // −2^127
+const EXCLUDED: f32 = -3.0e38;                  // mask values at or below it exclude the key (the host writes −3.4e38)
+const MASK_KNEE: f32 = 8.507059173023462e+37;   // 2^126
+const MASK_TOP: f32 = 1.701398853862546e+38;    // 2^127 − 2^110: where the host puts ±3.4028235e38·log2(e)
+const MASK_SPAN_INV: f32 = 1.1755122874426309e-38;  // 1 / (MASK_TOP − MASK_KNEE)
+const KNEE_LN2: f32 = 5.896644096840839e+37;    // MASK_KNEE·ln 2, rounded
+const TAIL_SPAN: f32 = 2.8131590567012047e+38;  // float32's largest value − KNEE_LN2, rounded down
+
+// A row's log-sum-exp in natural units from x = m_i + log2 ℓ_i (base 2): x·ln 2, except past ±MASK_KNEE, where the
+// row's maximum is a mask value the host compressed; there the compression is undone (MASK_TOP gives float32's largest
+// value, and the result is at most KNEE_LN2 + TAIL_SPAN, which does not round past it). Scores alone stay below 2^101.
+fn naturalLse(x: f32) -> f32 {
+  let a = abs(x);
+  if (a <= MASK_KNEE) { return x * 0.6931471805599453; }
+  return sign(x) * (KNEE_LN2 + min((a - MASK_KNEE) * MASK_SPAN_INV, 1.0) * TAIL_SPAN);
+}
 
 // The band of keys row i sees in a batch of Lk valid keys: [i + Lk − Lq − left, i + Lk − Lq + right], signed.
 fn bandFirst(i: u32, Lk: u32) -> i32 { return i32(i) + i32(Lk) - i32(params.Lq) - params.left; }

@@ -272,49 +272,63 @@ fn main(@builtin(global_invocation_id) id: vec3u, @builtin(num_workgroups) n: ve
 }`,
 };
 
+/** Bytes the copy kernel moves: `wanted`, or less where the device binds or allocates no buffer that large (a whole number of vec4s). */
+export function copyBytes(limits: { readonly maxStorageBufferBindingSize: number; readonly maxBufferSize: number }, wanted = 256 * 2 ** 20): number {
+  return Math.floor(Math.min(wanted, limits.maxStorageBufferBindingSize, limits.maxBufferSize) / 16) * 16;
+}
+
 /**
- * The device's copy bandwidth, the floor a decode kernel is held to: a kernel that reads and writes `bytes` (256 MiB),
- * timed by GPU timestamps; GB/s of bytes read (the same again is written). Undefined without timestamps.
+ * The device's copy bandwidth, the floor a decode kernel is held to: a kernel that reads and writes `copyBytes(...)`
+ * (256 MiB, or the largest buffer the device binds), timed by GPU timestamps; GB/s of bytes read (the same again is
+ * written). Undefined without timestamps. Every GPU call runs in error scopes: an error is thrown (GpuError), never left
+ * for Dawn to print.
  */
-export async function copyBandwidth(gpu: GpuContext, bytes = 256 * 2 ** 20): Promise<number | undefined> {
+export async function copyBandwidth(gpu: GpuContext, wanted = 256 * 2 ** 20): Promise<number | undefined> {
   const { device } = gpu;
+  const bytes = copyBytes(gpu.report.limits, wanted);
   const { main } = await checked(gpu, 'compiling the copy kernel', () => computePipelines(gpu, COPY_KERNEL, ['main']));
-  const src = device.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE });
-  const dst = device.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE });
-  const group = device.createBindGroup({ layout: main.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: src } }, { binding: 1, resource: { buffer: dst } }] });
   const repeats = 10;
-  const timer = new PassTimer(gpu, repeats);
-  const groups = bytes / 16 / 256;
-  const x = Math.min(groups, gpu.report.limits.maxComputeWorkgroupsPerDimension);
-  const round = async (): Promise<number[] | undefined> => {
-    const encoder = device.createCommandEncoder();
-    for (let r = 0; r < repeats; r++) {
-      timer.select(r);
-      const pass = encoder.beginComputePass({ timestampWrites: timer.writes(true, true) });
-      dispatch(pass);
-      pass.end();
-    }
-    timer.resolve(encoder);
-    device.queue.submit([encoder.finish()]);
-    return timer.readAll();
-  };
-  const dispatch = (pass: GPUComputePassEncoder): void => {
-    pass.setPipeline(main);
-    pass.setBindGroup(0, group);
-    pass.dispatchWorkgroups(x, Math.ceil(groups / x));
-  };
-  const first = await round();
-  await keepBusy(
-    device,
-    (encoder) => {
-      const pass = encoder.beginComputePass();
-      dispatch(pass);
-      pass.end();
-    },
-    first ? median(first) : 1,
-  );
-  const times = await round();
-  src.destroy();
-  dst.destroy();
-  return times ? bytes / median(times.slice(1)) / 1e6 : undefined;
+  const made: { destroy(): void }[] = [];
+  try {
+    return await checked(gpu, `timing the copy kernel on ${bytes} bytes`, async () => {
+      const src = device.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE });
+      const dst = device.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE });
+      const timer = new PassTimer(gpu, repeats);
+      made.push(src, dst, timer);
+      const group = device.createBindGroup({ layout: main.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: src } }, { binding: 1, resource: { buffer: dst } }] });
+      const groups = Math.ceil(bytes / 16 / 256);
+      const x = Math.min(groups, gpu.report.limits.maxComputeWorkgroupsPerDimension);
+      const dispatch = (pass: GPUComputePassEncoder): void => {
+        pass.setPipeline(main);
+        pass.setBindGroup(0, group);
+        pass.dispatchWorkgroups(x, Math.ceil(groups / x));
+      };
+      const round = async (): Promise<number[] | undefined> => {
+        const encoder = device.createCommandEncoder();
+        for (let r = 0; r < repeats; r++) {
+          timer.select(r);
+          const pass = encoder.beginComputePass({ timestampWrites: timer.writes(true, true) });
+          dispatch(pass);
+          pass.end();
+        }
+        timer.resolve(encoder);
+        device.queue.submit([encoder.finish()]);
+        return timer.readAll();
+      };
+      const first = await round();
+      await keepBusy(
+        device,
+        (encoder) => {
+          const pass = encoder.beginComputePass();
+          dispatch(pass);
+          pass.end();
+        },
+        first ? median(first) : 1,
+      );
+      const times = await round();
+      return times ? bytes / median(times.slice(1)) / 1e6 : undefined;
+    });
+  } finally {
+    for (const resource of made) resource.destroy();
+  }
 }

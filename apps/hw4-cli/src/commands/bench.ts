@@ -4,17 +4,18 @@
  * speedups over the rung below and over naive, and the max error on sampled rows against the float64 oracle.
  * Writes JSON, a markdown table and an SVG chart, and prints the time table last.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adapterName, canRun, prepareCopyFloor, runAll, type Runner, type Rung, type RunEnv } from '@fa/core';
-import { attentionFlops, DEFAULT_TOLERANCE, generateInput, parseShape, writeFileAtomic, writeHw4Input, type Shape } from '@fa/io/node';
+import { attentionFlops, DEFAULT_TOLERANCE, generateInput, Hw4FormatError, parseShape, validateShape, writeFileAtomic, writeHw4Input, type Shape } from '@fa/io/node';
 import { attentionOracleRows, compareRows, outputRows, sampleRows } from '@fa/reference';
 import { isPositiveInteger, numberFlag, parse, stringFlag } from '../args.js';
 import { BENCH_OPTIONS } from '../command-line.js';
 import { warmUpMs } from '../bench/warm-up.js';
 import { measure, median, type Timing } from '../bench/measure.js';
 import { benchMarkdown, benchSvg, type BenchCell, type BenchReport, type BenchShape } from '../bench/report.js';
+import { checkReportFiles, checkReportFolder, makeReportFolder, readEarlierReport, reportSlug } from '../bench/report-folder.js';
 import { parseTorchDtypes, timeTorch, torchUnavailable, type TorchDtype } from '../bench/torch.js';
 import { makeEnv } from '../env.js';
 import { EXIT, UsageError } from '../exit-codes.js';
@@ -34,18 +35,23 @@ export async function benchCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse('bench', args, BENCH_OPTIONS);
   if (positionals.length > 0) throw new UsageError(`hw4-cli bench takes no file arguments (got ${positionals.join(' ')}); see --help`);
   const out = reporter(values.quiet === true, values.json === true);
-  const shapes = (stringFlag(values, 'shapes') ?? DEFAULT_BENCH_SHAPES).split(/[\s;]+/).filter((s) => s.length > 0).map(parseShape);
-  const rungs = resolveRungs(stringFlag(values, 'impl'));
+  const shapes = benchShapesOf(stringFlag(values, 'shapes') ?? DEFAULT_BENCH_SHAPES);
+  const rungs = distinctRungs(stringFlag(values, 'impl'));
   const repeats = numberFlag(values, 'repeats', isPositiveInteger, 'a positive integer') ?? 5;
   const budgetSeconds = numberFlag(values, 'budget-s', (n) => n > 0, 'a positive number of seconds') ?? 40;
   const outDir = stringFlag(values, 'out') ?? 'docs/bench';
   const python = stringFlag(values, 'python') ?? process.env.FA_PYTHON ?? 'python3';
   const torchDtypes = parseTorchDtypes(stringFlag(values, 'torch-dtype') ?? 'fp32');
   if (typeof torchDtypes === 'string') throw new UsageError(`--torch-dtype: ${torchDtypes}`);
-  if (values.render === true) return renderOnly(stringFlag(values, 'out') ?? 'docs/bench', out.info);
+  if (values.render === true) return renderOnly(outDir, out.info);
+  checkReportFolder(outDir);
   const env = await makeEnv({ gpu: needsGpu(rungs), threads: numberFlag(values, 'threads', isPositiveInteger, 'a positive integer') });
   const torchReason = values['no-torch'] === true ? 'not requested (--no-torch)' : torchUnavailable(python);
   const adapter = env.gpu ? adapterName(env.gpu.report) : `no GPU (${env.gpuUnavailableReason ?? 'unknown'})`;
+  // Where the report goes, checked before anything is measured: the files it replaces, and the earlier report it extends.
+  const base = join(outDir, reportSlug(adapter));
+  checkReportFiles(outDir, base);
+  readBenchReport(outDir, `${base}.json`);
   out.info(`bench on ${adapter}; PyTorch: ${torchReason ?? `yes (${torchDtypes.join(', ')})`}`);
 
   /** Flops per wall millisecond each rung reached last, to estimate the next shape's time. */
@@ -68,14 +74,69 @@ export async function benchCommand(args: string[]): Promise<number> {
     shapes: results,
   };
   if (env.gpu) report.adapterReport = env.gpu.report;
-  const slug = adapter.split(' / ').slice(0, 2).join('-').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'unknown';
-  mkdirSync(outDir, { recursive: true });
-  mergePrevious(report, join(outDir, `${slug}.json`));
-  const markdown = await writeReport(report, join(outDir, slug));
-  out.info(`wrote ${join(outDir, slug)}.{json,md,svg}`);
+  makeReportFolder(outDir);
+  const previous = readBenchReport(outDir, `${base}.json`);
+  if (previous && previous.adapter !== adapter) out.info(`hw4-cli: note: ${base}.json held a report of ${previous.adapter}; it is replaced`);
+  if (previous) mergePrevious(report, previous);
+  const markdown = await writeReport(report, base);
+  out.info(`wrote ${base}.{json,md,svg}`);
   if (out.json) out.result(report);
   else process.stdout.write(`${markdown.split('### Speedups')[0] ?? markdown}\n`);
   return EXIT.ok;
+}
+
+/**
+ * A shape the hw4 format can hold (B, N and d positive and within the header's int32, one batch within the readers'
+ * limit), as `--shapes` is checked, or a one-line UsageError starting with `what`.
+ */
+export function checkShape(shape: Shape, what: string): Shape {
+  try {
+    return validateShape(shape, what);
+  } catch (error) {
+    throw error instanceof Hw4FormatError ? new UsageError(error.message) : error;
+  }
+}
+
+/** --shapes: at least one shape B,N,d (separated by spaces or ';'), each valid and given once. */
+export function benchShapesOf(text: string): Shape[] {
+  const shapes = text.split(/[\s;]+/).filter((s) => s.length > 0).map(parseShape);
+  if (shapes.length === 0) throw new UsageError(`--shapes "${text}" names no shape; give shapes B,N,d separated by spaces or ';', e.g. --shapes "4,1024,64 2,2048,64"`);
+  const names = shapes.map((s) => `${s.B},${s.N},${s.d}`);
+  const twice = names.find((name, k) => names.indexOf(name) !== k);
+  if (twice !== undefined) throw new UsageError(`--shapes "${text}" gives ${twice} more than once; give each shape once`);
+  return shapes;
+}
+
+/** --impl: the rungs named (all of the ladder without it), each once. */
+export function distinctRungs(text: string | undefined): readonly Rung[] {
+  const rungs = resolveRungs(text);
+  const ids = rungs.map((rung) => rung.id);
+  const twice = ids.find((id, k) => ids.indexOf(id) !== k);
+  if (twice !== undefined) throw new UsageError(`--impl ${text ?? ''} names ${twice} more than once; name each rung once`);
+  return rungs;
+}
+
+const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** Whether `x` is a measured shape of a bench report: B, N and d, and cells with an id and a ladder index. */
+function isMeasuredShape(x: unknown): boolean {
+  if (!isObject(x) || !isObject(x.shape) || !Array.isArray(x.cells)) return false;
+  const { shape } = x;
+  return ['B', 'N', 'd'].every((k) => typeof shape[k] === 'number') && x.cells.every((c: unknown) => isObject(c) && typeof c.id === 'string' && typeof c.index === 'number');
+}
+
+/** Why `value` is not a bench report (what mergePrevious and --render read), or undefined. */
+function notBenchReport(value: unknown): string | undefined {
+  if (!isObject(value)) return 'not a JSON object';
+  if (typeof value.adapter !== 'string') return 'no "adapter" string';
+  if (!Array.isArray(value.shapes)) return 'no "shapes" list';
+  const bad = value.shapes.findIndex((s: unknown) => !isMeasuredShape(s));
+  return bad >= 0 ? `shape ${bad} is not a measured shape with cells` : undefined;
+}
+
+/** The bench report at `path`, or undefined where there is none; a file that is not one stops the run (exit 4), `fix` said. */
+function readBenchReport(dir: string, path: string, fix = 'this run would replace it: move it away or delete it, then run again'): BenchReport | undefined {
+  return readEarlierReport(dir, path, 'a bench report', notBenchReport, fix) as BenchReport | undefined;
 }
 
 /** Writes <base>.json, .md and .svg for `report` (speedups recomputed), returning the markdown. */
@@ -90,11 +151,18 @@ async function writeReport(report: BenchReport, base: string): Promise<string> {
 
 /** --render: rewrites the markdown and SVG of every report JSON in `dir` without measuring anything. */
 async function renderOnly(dir: string, info: (line: string) => void): Promise<number> {
+  checkReportFolder(dir);
   const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')) : [];
   if (files.length === 0) throw new UsageError(`--render: no bench JSON in ${dir}; run hw4-cli bench first`);
-  for (const file of files) {
+  // Every report read, and every file it rewrites checked, before the first is rewritten.
+  const reports = files.map((file) => {
     const base = join(dir, file.replace(/\.json$/, ''));
-    await writeReport(JSON.parse(readFileSync(`${base}.json`, 'utf8')) as BenchReport, base);
+    checkReportFiles(dir, base);
+    return { base, report: readBenchReport(dir, `${base}.json`, '--render would rewrite it and its .md and .svg: move it out of the folder or fix it') };
+  });
+  for (const { base, report } of reports) {
+    if (!report) continue;
+    await writeReport(report, base);
     info(`rendered ${base}.{md,svg}`);
   }
   return EXIT.ok;
@@ -104,9 +172,7 @@ async function renderOnly(dir: string, info: (line: string) => void): Promise<nu
  * Keeps what an earlier run on the same adapter wrote into the same file and this run did not measure (other shapes,
  * other rungs of a shape), so a long benchmark can run in parts. Each shape keeps the date and command of its last run.
  */
-function mergePrevious(report: BenchReport, path: string): void {
-  if (!existsSync(path)) return;
-  const previous = JSON.parse(readFileSync(path, 'utf8')) as BenchReport;
+function mergePrevious(report: BenchReport, previous: BenchReport): void {
   if (previous.adapter !== report.adapter) return;
   const key = (s: BenchShape): string => `${s.shape.B}x${s.shape.N}x${s.shape.d}`;
   const merged = previous.shapes.map((old) => {

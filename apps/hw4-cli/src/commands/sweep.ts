@@ -4,7 +4,6 @@
  * before it is timed, exactly as the bench does (benchShape). Writes <adapter>-<study>.json, .md (times and the
  * fitted log-log slopes) and .svg (a log-log chart), and prints the markdown.
  */
-import { mkdirSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { adapterName } from '@fa/core';
@@ -12,6 +11,7 @@ import { parseShape, writeFileAtomic, type Shape } from '@fa/io/node';
 import { isPositiveInteger, numberFlag, parse, stringFlag, type Values } from '../args.js';
 import { SWEEP_OPTIONS } from '../command-line.js';
 import type { BenchShape } from '../bench/report.js';
+import { checkReportFiles, checkReportFolder, makeReportFolder } from '../bench/report-folder.js';
 import { sweepMarkdown, sweepShape, sweepSvg, type SweepReport, type SweepStudy } from '../bench/sweep-report.js';
 import { torchUnavailable } from '../bench/torch.js';
 import { makeEnv } from '../env.js';
@@ -19,8 +19,8 @@ import { computeUnitFor, tilesMarkdown, tilesSvg, type TilesReport } from '../be
 import { EXIT, ExitError, UsageError } from '../exit-codes.js';
 import { reporter, type Reporter } from '../output.js';
 import { checkTileRungs, gridOf, tileStudy, tilesShapeOf, TILES_RUNGS } from './sweep-tiles.js';
-import { benchShape } from './bench.js';
-import { needsGpu, resolveRungs } from './run.js';
+import { benchShape, checkShape, distinctRungs } from './bench.js';
+import { needsGpu } from './run.js';
 
 /** Each study's default values and fixed dimensions (the swept one 0). */
 export const SWEEP_DEFAULTS: Record<SweepStudy, { values: number[]; base: Shape }> = {
@@ -46,7 +46,7 @@ function reportSlug(adapter: string, study: string): string {
 
 /** Writes <dir>/<slug>.json, .md and .svg, each atomically. */
 async function writeReport(dir: string, slug: string, json: unknown, markdown: string, svg: string): Promise<string> {
-  mkdirSync(dir, { recursive: true });
+  makeReportFolder(dir);
   const path = join(dir, slug);
   await writeFileAtomic(`${path}.json`, [Buffer.from(`${JSON.stringify(json, null, 2)}\n`)]);
   await writeFileAtomic(`${path}.md`, [Buffer.from(markdown)]);
@@ -63,6 +63,14 @@ export function valuesOf(text: string | undefined, study: SweepStudy): number[] 
   const sorted = [...new Set(values)].sort((a, b) => a - b);
   if (sorted.length < 2) throw new UsageError(`--values ${text}: give at least two different values to fit a slope`);
   return sorted;
+}
+
+/** The shape at each value, each one the hw4 format can hold (checked as bench checks --shapes), or a one-line UsageError. */
+export function pointShapes(study: SweepStudy, base: Shape, points: readonly number[], text: string | undefined): Shape[] {
+  return points.map((value) => {
+    const shape = sweepShape(study, base, value);
+    return checkShape(shape, `--values ${text ?? points.join(',')}: shape ${shape.B}×${shape.N}×${shape.d}`);
+  });
 }
 
 /** --base B,N,d: the fixed dimensions (the swept one is ignored, so any number there). */
@@ -89,14 +97,16 @@ function commonOptions(values: Values) {
 /** sweep --over tiles (sweep-tiles.ts): a grid of tile sizes per rung at one shape, on the GPU. */
 async function tilesCommand(values: Values, args: string[], out: Reporter): Promise<number> {
   if (values.values !== undefined) throw new UsageError('--over tiles takes --grid "AXIS=V,V;AXIS=V,V" for the tile sizes, not --values');
-  const rungs = resolveRungs(stringFlag(values, 'impl') ?? TILES_RUNGS);
+  const rungs = distinctRungs(stringFlag(values, 'impl') ?? TILES_RUNGS);
   checkTileRungs(rungs);
   const grid = gridOf(stringFlag(values, 'grid'), rungs);
   const shape = tilesShapeOf(stringFlag(values, 'base'));
   const { repeats, budgetSeconds, outDir } = commonOptions(values);
+  checkReportFolder(outDir);
   const env = await makeEnv({ gpu: true });
   if (!env.gpu) throw new ExitError(`sweep --over tiles needs a GPU: ${env.gpuUnavailableReason ?? 'no adapter'}`, EXIT.failure);
   const adapter = adapterName(env.gpu.report);
+  checkReportFiles(outDir, join(outDir, reportSlug(adapter, 'tiles')));
   const command = `hw4-cli sweep ${args.join(' ')}`.trim();
   const unit = computeUnitFor(env.gpu.report);
   out.info(`sweep over tiles at ${shape.B}×${shape.N}×${shape.d} on ${adapter}; occupancy for ${unit.name}`);
@@ -124,18 +134,20 @@ export async function sweepCommand(args: string[]): Promise<number> {
   if (values.grid !== undefined) throw new UsageError('--grid sets tile sizes: use it with --over tiles');
   const points = valuesOf(stringFlag(values, 'values'), study);
   const base = baseOf(stringFlag(values, 'base'), study);
-  const rungs = resolveRungs(stringFlag(values, 'impl') ?? SWEEP_RUNGS);
+  const studied = pointShapes(study, base, points, stringFlag(values, 'values'));
+  const rungs = distinctRungs(stringFlag(values, 'impl') ?? SWEEP_RUNGS);
   const { repeats, budgetSeconds, outDir } = commonOptions(values);
   const python = stringFlag(values, 'python') ?? process.env.FA_PYTHON ?? 'python3';
+  checkReportFolder(outDir);
   const env = await makeEnv({ gpu: needsGpu(rungs), threads: numberFlag(values, 'threads', isPositiveInteger, 'a positive integer') });
   const torchReason = values['no-torch'] === true ? 'not requested (--no-torch)' : torchUnavailable(python);
   const adapter = env.gpu ? adapterName(env.gpu.report) : `no GPU (${env.gpuUnavailableReason ?? 'unknown'})`;
+  checkReportFiles(outDir, join(outDir, reportSlug(adapter, study)));
   const command = `hw4-cli sweep ${args.join(' ')}`.trim();
   out.info(`sweep over ${study} on ${adapter}; PyTorch: ${torchReason ?? 'yes'}`);
   const rates = new Map<string, number>();
   const shapes: BenchShape[] = [];
-  for (const [k, value] of points.entries()) {
-    const shape = sweepShape(study, base, value);
+  for (const [k, shape] of studied.entries()) {
     out.info(`[${k + 1}/${points.length}] ${shape.B}×${shape.N}×${shape.d}`);
     shapes.push(await benchShape(shape, { rungs, env, repeats, budgetSeconds, rates, python, torchReason, torchDtypes: ['fp32'], command, info: out.info }));
   }

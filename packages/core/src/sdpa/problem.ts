@@ -15,6 +15,10 @@
  * - A row that sees no key gives 0 (FlashAttention's convention; PyTorch gives NaN), and its log-sum-exp is −∞.
  */
 
+import { checkDimsObject, checkSdpaOptions } from './validate-options.js';
+
+export { checkDimsObject, checkOptionKeys, checkSdpaOptions, closestKey, describeValue, SDPA_OPTION_KEYS, sdpaOptionsOf } from './validate-options.js';
+
 export type SdpaLayout = 'bhsd' | 'bshd';
 
 export interface SdpaDims {
@@ -113,24 +117,21 @@ export function broadcastStrides(shape: readonly number[], target: readonly [num
 
 const product = (shape: readonly number[]): number => shape.reduce((a, n) => a * n, 1);
 
-/** Validates the dimensions and options and resolves them; throws SdpaArgumentError with a one-line reason. */
+/** Validates the dimensions and options (validate-options.ts, then what depends on the dimensions) and resolves them; throws SdpaArgumentError with a one-line reason. */
 export function sdpaProblem(dims: SdpaDims, options: SdpaOptions = {}): SdpaProblem {
+  checkDimsObject(dims, ['B', 'Hq', 'Hkv', 'Lq', 'Lk', 'd']);
   const { B, Hq, Hkv, Lq, Lk, d } = dims;
   for (const [name, value] of Object.entries({ B, Hq, Hkv, Lq, Lk, d })) {
     if (!isCount(value)) throw new SdpaArgumentError(`${name} is ${value}; give a positive integer`);
   }
   if (Hq % Hkv !== 0) throw new SdpaArgumentError(`${Hq} query heads are not a multiple of ${Hkv} key/value heads; give Hq = g·Hkv`);
+  checkSdpaOptions(options);
   const layout = options.layout ?? 'bhsd';
-  if (!(['bhsd', 'bshd'] as readonly string[]).includes(layout)) throw new SdpaArgumentError(`layout "${layout}" is unknown; give 'bhsd' or 'bshd'`);
   const scale = options.scale ?? 1 / Math.sqrt(d);
-  if (!Number.isFinite(scale)) throw new SdpaArgumentError(`scale is ${scale}; give a finite number`);
   let left = Number.POSITIVE_INFINITY;
   let right = Number.POSITIVE_INFINITY;
   if (options.window !== undefined) {
     const [l, r] = options.window;
-    for (const w of [l, r]) {
-      if (!Number.isSafeInteger(w) || w < -1) throw new SdpaArgumentError(`window [${l}, ${r}] is not two integers ≥ −1; give [left, right] with −1 for unbounded`);
-    }
     if (l >= 0) left = l;
     if (r >= 0) right = r;
   }
@@ -139,7 +140,6 @@ export function sdpaProblem(dims: SdpaDims, options: SdpaOptions = {}): SdpaProb
   let mask: SdpaProblem['mask'];
   if (options.mask !== undefined) {
     const m = options.mask;
-    if (!(['bool', 'additive'] as readonly string[]).includes(m.kind)) throw new SdpaArgumentError(`mask kind "${String((m as { kind: unknown }).kind)}" is unknown; give 'bool' or 'additive'`);
     const strides = broadcastStrides(m.shape, target, 'the mask');
     if (typeof strides === 'string') throw new SdpaArgumentError(strides);
     if (m.data.length !== product(m.shape)) throw new SdpaArgumentError(`the mask holds ${m.data.length} values but its shape [${m.shape.join(', ')}] needs ${product(m.shape)}`);
@@ -151,7 +151,6 @@ export function sdpaProblem(dims: SdpaDims, options: SdpaOptions = {}): SdpaProb
   let blockMask: SdpaProblem['blockMask'];
   if (options.blockMask !== undefined) {
     const bm = options.blockMask;
-    if (!isCount(bm.rows) || !isCount(bm.keys)) throw new SdpaArgumentError(`block mask blocks of ${bm.rows} × ${bm.keys}; give positive integers`);
     const blocks: [number, number, number, number] = [B, Hq, Math.ceil(Lq / bm.rows), Math.ceil(Lk / bm.keys)];
     const strides = broadcastStrides(bm.shape, blocks, 'the block mask');
     if (typeof strides === 'string') throw new SdpaArgumentError(strides);

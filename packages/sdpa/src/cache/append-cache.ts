@@ -4,18 +4,22 @@
  * attention prepared with `cacheLengths` and encoded after it in the same encoder reads the new lengths.
  */
 import {
+  checkDimsObject,
   checked,
   checkUniforms,
   computePipelines,
+  describeValue,
   grid2d,
   kernelBindings,
   packUniforms,
   SdpaArgumentError,
   UnsupportedShapeError,
+  validCacheLengths,
   type GpuContext,
   type SdpaLayout,
 } from '@fa/core';
 import { explicitLayout, OwnedBuffers, type TensorType } from '../kernel-support.js';
+import { checkCacheAppendOptions, checkGpu } from '../validate-options.js';
 import code from './append-cache.wgsl';
 
 export const APPEND_CACHE_KERNEL = { label: 'append-cache.wgsl', code };
@@ -57,9 +61,10 @@ export interface PreparedCacheAppend {
   destroy(): void;
 }
 
-/** The lengths after one append: each grows by Lnew; a one-line error when one would pass Lk. */
+/** The lengths after one append: each grows by Lnew; a one-line error when one is not an integer from 0 to Lk, or would pass Lk. */
 export function lengthsAfter(lengths: ArrayLike<number>, dims: CacheAppendDims): number[] {
-  return Array.from(lengths, (n, b) => {
+  checkAppendDims(dims);
+  return validCacheLengths(lengths, dims.B, dims.Lk).map((n, b) => {
     if (n + dims.Lnew > dims.Lk) throw new SdpaArgumentError(`batch ${b} holds ${n} of ${dims.Lk} rows; appending ${dims.Lnew} would pass the end: preallocate a larger cache`);
     return n + dims.Lnew;
   });
@@ -70,11 +75,22 @@ function wordStrides(layout: SdpaLayout, heads: number, rows: number, rowWords: 
   return layout === 'bhsd' ? [heads * rows * rowWords, rows * rowWords, rowWords] : [rows * heads * rowWords, rowWords, heads * rowWords];
 }
 
-export async function prepareCacheAppend(gpu: GpuContext, dims: CacheAppendDims, options: CacheAppendOptions = {}): Promise<PreparedCacheAppend> {
-  const { B, Hkv, Lk, Lnew, d } = dims;
-  for (const [name, value] of Object.entries(dims)) {
-    if (!Number.isSafeInteger(value) || value < 1) throw new SdpaArgumentError(`${name} is ${value}; give a positive integer`);
+const APPEND_DIMS = ['B', 'Hkv', 'Lk', 'Lnew', 'd'] as const;
+
+/** Each of the dimensions a positive integer; a one-line SdpaArgumentError otherwise. */
+function checkAppendDims(dims: CacheAppendDims): void {
+  checkDimsObject(dims, APPEND_DIMS);
+  for (const name of APPEND_DIMS) {
+    const value: unknown = dims[name];
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw new SdpaArgumentError(`${name} is ${describeValue(value)}; give a positive integer`);
   }
+}
+
+export async function prepareCacheAppend(gpu: GpuContext, dims: CacheAppendDims, options: CacheAppendOptions = {}): Promise<PreparedCacheAppend> {
+  checkGpu(gpu);
+  checkAppendDims(dims);
+  checkCacheAppendOptions(options);
+  const { B, Hkv, Lk, Lnew, d } = dims;
   const layout = options.layout ?? 'bhsd';
   const dtype = options.dtype ?? 'f32';
   if (dtype === 'f16' && d % 2 !== 0) throw new UnsupportedShapeError(`f16 rows of d = ${d} are not whole u32 words; give an even head size`);

@@ -39,17 +39,21 @@ fn append(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u
   let h = (e / params.rowWords / params.rows) % params.heads;
   let b = e / params.rowWords / params.rows / params.heads;
   if (b >= params.batches) { return; }
-  let at = lengths[b] + r;   // the row of the cache it goes to
-  if (at >= params.capacity) { return; }
+  // The row of the cache it goes to, length + r, when under Lk; compared without the sum, which a length near 2^32
+  // (the caller's to keep from 0 to Lk) would wrap past 0.
+  let length = min(lengths[b], params.capacity);
+  if (r >= params.capacity - length) { return; }
+  let at = length + r;
   let newAt = b * params.newBatch + h * params.newHead + r * params.newRow + w;
   let cacheAt = b * params.cacheBatch + h * params.cacheHead + at * params.cacheRow + w;
   kCache[cacheAt] = kNew[newAt];
   vCache[cacheAt] = vNew[newAt];
 }
 
-// One invocation per batch: its length grows by Lnew, up to Lk.
+// One invocation per batch: its length grows by Lnew, up to Lk. min(length, Lk − Lnew) + Lnew is min(length + Lnew, Lk)
+// without a sum that could wrap (the host keeps Lnew ≤ Lk).
 @compute @workgroup_size(WG)
 fn advance(@builtin(workgroup_id) wid: vec3u, @builtin(local_invocation_index) t: u32) {
   let b = wid.x * WG + t;
-  if (b < params.batches) { lengths[b] = min(lengths[b] + params.rows, params.capacity); }
+  if (b < params.batches) { lengths[b] = min(lengths[b], params.capacity - params.rows) + params.rows; }
 }

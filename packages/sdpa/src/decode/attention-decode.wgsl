@@ -84,7 +84,10 @@ var<workgroup> rowL: array<f32, R>;                   // ℓ_i of each row
 var<workgroup> rowAlpha: array<f32, R>;               // this tile's rescale factor of each row
 var<workgroup> lengthShared: u32;
 
-const LOWEST: f32 = -3.0e38;   // stands for −∞
+// Stands for −∞ in m_i (no key yet) and in excluded scores. The host's overflow check (float32-range.ts) keeps every
+// score below 2^101 in magnitude (there is no mask here), so a score is never taken for LOWEST and s − LOWEST stays
+// within float32's range: exp2 never sees ∞ − ∞.
+const LOWEST: f32 = -3.0e38;
 
 // Row r of the group: query head kvh·GROUP + r / Lq, row r % Lq.
 fn queryHead(kvh: u32, r: u32) -> u32 { return kvh * params.GROUP + r / params.Lq; }

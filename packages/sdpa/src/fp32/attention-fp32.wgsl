@@ -16,9 +16,10 @@
 // - With a block mask (`blocks` = 1) the host lists, for each (batch, head, query tile), the key tiles in its band that
 //   some kept block touches; the workgroup runs through its list (its length read once with workgroupUniformLoad, so
 //   the barriers stay in uniform control flow); the prefetch reads the next tile of the list.
-// - Inside a tile that a band edge crosses, or with an element mask (`mask` = 1, additive f32 with EXCLUDED for −∞ and
-//   for false), or a block mask whose blocks are not whole tiles, each score gets its exact test (applyMask); other
-//   tiles run lean-loop's step unchanged.
+// - Inside a tile that a band edge crosses, or with an element mask (`mask` = 1, additive, in base 2 from the host,
+//   EXCLUDED for −∞ and for false), or a block mask whose blocks are not whole tiles, each score gets its exact test
+//   (applyMask); other tiles run lean-loop's step unchanged. A finite mask value, however large, stays a finite score
+//   above LOWEST (tiled-interface.wgsl), so only −∞ and false exclude.
 // - A row that sees no key keeps m_i = LOWEST and gets O = 0 and log-sum-exp −∞.
 // - Where B·Hq·⌈Lq/BR⌉ workgroups are too few for the GPU, each row block's tiles are split into `splits` ranges, one
 //   workgroup each, merged by `combine` (lean-loop's key ranges, with ranges of the row block's own tiles).
@@ -48,8 +49,8 @@ const C_MAX: u32 = 8u;    // most vec4 columns of a row per invocation: D/4 over
 const LD_MAX: u32 = 8u;   // most vec4s of K_j (and of V_j) one invocation loads per tile
 
 // Params, the bindings (q, k, v, O, params, mask, blockFlags, lse, tileLists, Opart, ML), LOWEST, EXCLUDED, bandFirst,
-// bandLast and blockKept are tiled-interface.wgsl's, shared with the other tiled kernel and appended by tiledKernel
-// (tiled-host.ts), as is `combine` (combine.wgsl).
+// bandLast, blockKept and naturalLse are tiled-interface.wgsl's, shared with the other tiled kernel and appended by
+// tiledKernel (tiled-host.ts), as is `combine` (combine.wgsl).
 
 override D4V: u32 = D / 4u;                       // vec4s per row
 override C: u32 = (D / 4u + H - 1u) / H;          // vec4 columns per invocation
@@ -94,7 +95,8 @@ fn tileAt(step: u32, jFirst: u32, listStart: u32) -> u32 {
   return jFirst + step;
 }
 
-// Scores s of row i with keys j0 .. j0 + 3: the additive mask added (base 2), LOWEST where the key is excluded.
+// Scores s of row i with keys j0 .. j0 + 3: the additive mask added (the host's base-2 values, so that a finite mask
+// value, however large, stays a finite score: tiled-interface.wgsl), LOWEST where the key is excluded.
 fn applyMask(s: vec4<f32>, b: u32, hq: u32, i: u32, j0: u32, Lk: u32) -> vec4<f32> {
   var r = s;
   for (var x = 0u; x < 4u; x++) {
@@ -105,7 +107,7 @@ fn applyMask(s: vec4<f32>, b: u32, hq: u32, i: u32, j0: u32, Lk: u32) -> vec4<f3
     if (kept && params.mask == 1u && i < params.Lq) {
       let add = mask[b * params.maskB + hq * params.maskH + i * params.maskI + j * params.maskJ];
       kept = add > EXCLUDED;
-      r[x] += add * 1.4426950408889634;
+      r[x] += select(0.0, add, kept);
     }
     if (!kept) { r[x] = LOWEST; }
   }
@@ -398,13 +400,13 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   }
 }
 
-// Writes a row of O (this invocation's columns) and its log-sum-exp: O / ℓ and (m + log2 ℓ)·ln 2, or 0 and −∞ when
-// the row saw no key (m still LOWEST).
+// Writes a row of O (this invocation's columns) and its log-sum-exp: O / ℓ and (m + log2 ℓ)·ln 2 (naturalLse, which
+// also undoes the host's compression of huge mask values), or 0 and −∞ when the row saw no key (m still LOWEST).
 fn finish(at: u32, row: u32, h: u32, m: f32, l: f32, o: array<vec4<f32>, C_MAX>) {
   let seen = m > LOWEST;
   for (var x = 0u; x < C; x++) {
     if (inRow(h + H * x)) { O[at + h + H * x] = pack(select(vec4<f32>(0.0), o[x] / l, seen)); }
   }
-  if (params.writeLse == 1u && h == 0u) { lse[row] = select(bitcast<f32>(params.minusInfinity), (m + log2(l)) * 0.6931471805599453, seen); }
+  if (params.writeLse == 1u && h == 0u) { lse[row] = select(bitcast<f32>(params.minusInfinity), naturalLse(m + log2(l)), seen); }
 }
 

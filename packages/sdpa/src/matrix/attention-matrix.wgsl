@@ -49,8 +49,8 @@ const O4_MAX: u32 = 16u;  // most vec4 columns of O one invocation keeps: D / 8
 const TAU: f32 = 8.0;     // how far a score may pass m_i before O and ℓ are rescaled (P̃ ≤ 2^TAU)
 
 // Params, the bindings (q, k, v, O, params, mask, blockFlags, lse, tileLists, Opart, ML), LOWEST, EXCLUDED, bandFirst,
-// bandLast and blockKept are tiled-interface.wgsl's, shared with the other tiled kernel and appended by tiledKernel
-// (tiled-host.ts), as is `combine` (combine.wgsl).
+// bandLast, blockKept and naturalLse are tiled-interface.wgsl's, shared with the other tiled kernel and appended by
+// tiledKernel (tiled-host.ts), as is `combine` (combine.wgsl).
 
 override D4V: u32 = D / 4u;          // vec4s per row
 override D8: u32 = D / 8u;           // vec4 columns of O per invocation (two invocations per row)
@@ -100,8 +100,9 @@ fn put4(at: u32, x: vec4<f32>, low: u32) {
   KV[at + 3u] = f16(h.w);
 }
 
-// Score s of row i with key j: the additive mask added (base 2), LOWEST where the key is excluded. Rows past Lq (the
-// last tile's padding) read no mask.
+// Score s of row i with key j: the additive mask added (the host's base-2 values, so that a finite mask value, however
+// large, stays a finite score: tiled-interface.wgsl), LOWEST where the key is excluded. Rows past Lq (the last tile's
+// padding) read no mask.
 fn maskedScore(s: f32, b: u32, hq: u32, i: u32, j: u32, Lk: u32) -> f32 {
   var kept = j < Lk && i32(j) >= bandFirst(i, Lk) && i32(j) <= bandLast(i, Lk);
   if (i >= params.Lq) { return select(LOWEST, s, kept); }
@@ -110,7 +111,7 @@ fn maskedScore(s: f32, b: u32, hq: u32, i: u32, j: u32, Lk: u32) -> f32 {
   if (kept && params.mask == 1u) {
     let add = mask[b * params.maskB + hq * params.maskH + i * params.maskI + j * params.maskJ];
     kept = add > EXCLUDED;
-    r += add * 1.4426950408889634;
+    r += select(0.0, add, kept);
   }
   return select(LOWEST, r, kept);
 }
@@ -343,7 +344,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       O[qBase + rowQ * params.qRow + colOf(x, rot, h)] = pack(select(vec4<f32>(0.0), oRow[x] / lRow, seen));
     }
     if (params.writeLse == 1u && h == 0u) {
-      lse[pair * Lq + rowQ] = select(bitcast<f32>(params.minusInfinity), (m + log2(lRow)) * 0.6931471805599453, seen);
+      lse[pair * Lq + rowQ] = select(bitcast<f32>(params.minusInfinity), naturalLse(m + log2(lRow)), seen);
     }
     return;
   }

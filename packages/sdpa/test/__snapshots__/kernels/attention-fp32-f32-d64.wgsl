@@ -26,9 +26,10 @@
 // - With a block mask (`blocks` = 1) the host lists, for each (batch, head, query tile), the key tiles in its band that
 //   some kept block touches; the workgroup runs through its list (its length read once with workgroupUniformLoad, so
 //   the barriers stay in uniform control flow); the prefetch reads the next tile of the list.
-// - Inside a tile that a band edge crosses, or with an element mask (`mask` = 1, additive f32 with EXCLUDED for −∞ and
-//   for false), or a block mask whose blocks are not whole tiles, each score gets its exact test (applyMask); other
-//   tiles run lean-loop's step unchanged.
+// - Inside a tile that a band edge crosses, or with an element mask (`mask` = 1, additive, in base 2 from the host,
+//   EXCLUDED for −∞ and for false), or a block mask whose blocks are not whole tiles, each score gets its exact test
+//   (applyMask); other tiles run lean-loop's step unchanged. A finite mask value, however large, stays a finite score
+//   above LOWEST (tiled-interface.wgsl), so only −∞ and false exclude.
 // - A row that sees no key keeps m_i = LOWEST and gets O = 0 and log-sum-exp −∞.
 // - Where B·Hq·⌈Lq/BR⌉ workgroups are too few for the GPU, each row block's tiles are split into `splits` ranges, one
 //   workgroup each, merged by `combine` (lean-loop's key ranges, with ranges of the row block's own tiles).
@@ -58,8 +59,8 @@ const C_MAX: u32 = 8u;    // most vec4 columns of a row per invocation: D/4 over
 const LD_MAX: u32 = 8u;   // most vec4s of K_j (and of V_j) one invocation loads per tile
 
 // Params, the bindings (q, k, v, O, params, mask, blockFlags, lse, tileLists, Opart, ML), LOWEST, EXCLUDED, bandFirst,
-// bandLast and blockKept are tiled-interface.wgsl's, shared with the other tiled kernel and appended by tiledKernel
-// (tiled-host.ts), as is `combine` (combine.wgsl).
+// bandLast, blockKept and naturalLse are tiled-interface.wgsl's, shared with the other tiled kernel and appended by
+// tiledKernel (tiled-host.ts), as is `combine` (combine.wgsl).
 
 override D4V: u32 = D / 4u;                       // vec4s per row
 override C: u32 = (D / 4u + H - 1u) / H;          // vec4 columns per invocation
@@ -104,7 +105,8 @@ fn tileAt(step: u32, jFirst: u32, listStart: u32) -> u32 {
   return jFirst + step;
 }
 
-// Scores s of row i with keys j0 .. j0 + 3: the additive mask added (base 2), LOWEST where the key is excluded.
+// Scores s of row i with keys j0 .. j0 + 3: the additive mask added (the host's base-2 values, so that a finite mask
+// value, however large, stays a finite score: tiled-interface.wgsl), LOWEST where the key is excluded.
 fn applyMask(s: vec4<f32>, b: u32, hq: u32, i: u32, j0: u32, Lk: u32) -> vec4<f32> {
   var r = s;
   for (var x = 0u; x < 4u; x++) {
@@ -115,7 +117,7 @@ fn applyMask(s: vec4<f32>, b: u32, hq: u32, i: u32, j0: u32, Lk: u32) -> vec4<f3
     if (kept && params.mask == 1u && i < params.Lq) {
       let add = mask[b * params.maskB + hq * params.maskH + i * params.maskI + j * params.maskJ];
       kept = add > EXCLUDED;
-      r[x] += add * 1.4426950408889634;
+      r[x] += select(0.0, add, kept);
     }
     if (!kept) { r[x] = LOWEST; }
   }
@@ -408,14 +410,14 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   }
 }
 
-// Writes a row of O (this invocation's columns) and its log-sum-exp: O / ℓ and (m + log2 ℓ)·ln 2, or 0 and −∞ when
-// the row saw no key (m still LOWEST).
+// Writes a row of O (this invocation's columns) and its log-sum-exp: O / ℓ and (m + log2 ℓ)·ln 2 (naturalLse, which
+// also undoes the host's compression of huge mask values), or 0 and −∞ when the row saw no key (m still LOWEST).
 fn finish(at: u32, row: u32, h: u32, m: f32, l: f32, o: array<vec4<f32>, C_MAX>) {
   let seen = m > LOWEST;
   for (var x = 0u; x < C; x++) {
     if (inRow(h + H * x)) { O[at + h + H * x] = pack(select(vec4<f32>(0.0), o[x] / l, seen)); }
   }
-  if (params.writeLse == 1u && h == 0u) { lse[row] = select(bitcast<f32>(params.minusInfinity), (m + log2(l)) * 0.6931471805599453, seen); }
+  if (params.writeLse == 1u && h == 0u) { lse[row] = select(bitcast<f32>(params.minusInfinity), naturalLse(m + log2(l)), seen); }
 }
 
 
@@ -464,7 +466,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read> v: array<Packed>;
 @group(0) @binding(3) var<storage, read_write> O: array<Packed>;
 @group(0) @binding(4) var<uniform> params: Params;
-@group(0) @binding(5) var<storage, read> mask: array<f32>;          // additive, EXCLUDED for excluded keys
+@group(0) @binding(5) var<storage, read> mask: array<f32>;          // additive in base 2 (maskBase2), ≤ EXCLUDED where excluded
 @group(0) @binding(6) var<storage, read> blockFlags: array<u32>;   // 1: the block is computed
 @group(0) @binding(7) var<storage, read_write> lse: array<f32>;     // B·Hq·Lq: log-sum-exp of each row
 @group(0) @binding(8) var<storage, read> tileLists: array<u32>;     // per (batch, head, query tile): start, count; then tiles.
@@ -473,8 +475,29 @@ struct Params {
 @group(0) @binding(9) var<storage, read_write> Opart: array<vec4<f32>>;  // per (pair, split, row): unnormalized O
 @group(0) @binding(10) var<storage, read_write> ML: array<vec2<f32>>;    // per (pair, split, row): m, ℓ
 
-const LOWEST: f32 = -3.0e38;   // stands for −∞ in m_i and in excluded scores
-const EXCLUDED: f32 = -3.0e38; // in the mask: the key is excluded (the host writes it for −∞ and for false)
+// Scores in base 2 (s = scale·log2(e)·q·k, |s| < 2^101 by the host's overflow check, float32-range.ts) plus the mask's
+// values, which the host writes in base 2 within ±MASK_TOP (maskBase2 in tiled-host.ts: x·log2(e) up to ±MASK_KNEE,
+// past it brought linearly within ±MASK_TOP, so that the most negative float32, −3.4e38, stays a finite value, not an
+// exclusion, and +3e38 does not overflow to +∞). So every finite score t has |t| < 2^127 − 2^109.
+// LOWEST stands for −∞ in m_i (no key yet) and in excluded scores: below every finite t, and any difference of two of
+// t, m_i and LOWEST stays below 2^128 − 2^109, within float32's range: exp2 never sees ∞ − ∞, and a row sees a key
+// exactly when its m_i > LOWEST.
+const LOWEST: f32 = -1.7014118346046923e+38;    // −2^127
+const EXCLUDED: f32 = -3.0e38;                  // mask values at or below it exclude the key (the host writes −3.4e38)
+const MASK_KNEE: f32 = 8.507059173023462e+37;   // 2^126
+const MASK_TOP: f32 = 1.701398853862546e+38;    // 2^127 − 2^110: where the host puts ±3.4028235e38·log2(e)
+const MASK_SPAN_INV: f32 = 1.1755122874426309e-38;  // 1 / (MASK_TOP − MASK_KNEE)
+const KNEE_LN2: f32 = 5.896644096840839e+37;    // MASK_KNEE·ln 2, rounded
+const TAIL_SPAN: f32 = 2.8131590567012047e+38;  // float32's largest value − KNEE_LN2, rounded down
+
+// A row's log-sum-exp in natural units from x = m_i + log2 ℓ_i (base 2): x·ln 2, except past ±MASK_KNEE, where the
+// row's maximum is a mask value the host compressed; there the compression is undone (MASK_TOP gives float32's largest
+// value, and the result is at most KNEE_LN2 + TAIL_SPAN, which does not round past it). Scores alone stay below 2^101.
+fn naturalLse(x: f32) -> f32 {
+  let a = abs(x);
+  if (a <= MASK_KNEE) { return x * 0.6931471805599453; }
+  return sign(x) * (KNEE_LN2 + min((a - MASK_KNEE) * MASK_SPAN_INV, 1.0) * TAIL_SPAN);
+}
 
 // The band of keys row i sees in a batch of Lk valid keys: [i + Lk − Lq − left, i + Lk − Lq + right], signed.
 fn bandFirst(i: u32, Lk: u32) -> i32 { return i32(i) + i32(Lk) - i32(params.Lq) - params.left; }
@@ -486,8 +509,8 @@ fn blockKept(b: u32, hq: u32, i: u32, j: u32) -> bool {
 }
 
 // The `combine` entry point of the tiled attention kernels (attention-fp32 and attention-matrix), appended to each by
-// tiledKernel (tiled-host.ts): it uses tiled-interface.wgsl's Params, bindings (O, params, lse, Opart, ML) and LOWEST,
-// and each kernel's D4V, CW and pack.
+// tiledKernel (tiled-host.ts): it uses tiled-interface.wgsl's Params, bindings (O, params, lse, Opart, ML), LOWEST and
+// naturalLse, and each kernel's D4V, CW and pack.
 
 // One invocation per vec4 of O: the ranges of its row merged, O = Σ 2^(m_s − M) O_s / Σ 2^(m_s − M) ℓ_s.
 @compute @workgroup_size(CW)
@@ -513,5 +536,5 @@ fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
   let b = pair / params.Hq;
   let hq = pair % params.Hq;
   O[b * params.qBatch + hq * params.qHead + row * params.qRow + col] = pack(select(vec4<f32>(0.0), o / l, seen));
-  if (params.writeLse == 1u && col == 0u) { lse[pair * Lq + row] = select(bitcast<f32>(params.minusInfinity), (M + log2(l)) * 0.6931471805599453, seen); }
+  if (params.writeLse == 1u && col == 0u) { lse[pair * Lq + row] = select(bitcast<f32>(params.minusInfinity), naturalLse(M + log2(l)), seen); }
 }

@@ -57,8 +57,8 @@ const O4_MAX: u32 = 16u;  // most vec4 columns of O one invocation keeps: D / 8
 const TAU: f32 = 8.0;     // how far a score may pass m_i before O and ℓ are rescaled (P̃ ≤ 2^TAU)
 
 // Params, the bindings (q, k, v, O, params, mask, blockFlags, lse, tileLists, Opart, ML), LOWEST, EXCLUDED, bandFirst,
-// bandLast and blockKept are tiled-interface.wgsl's, shared with the other tiled kernel and appended by tiledKernel
-// (tiled-host.ts), as is `combine` (combine.wgsl).
+// bandLast, blockKept and naturalLse are tiled-interface.wgsl's, shared with the other tiled kernel and appended by
+// tiledKernel (tiled-host.ts), as is `combine` (combine.wgsl).
 
 override D4V: u32 = D / 4u;          // vec4s per row
 override D8: u32 = D / 8u;           // vec4 columns of O per invocation (two invocations per row)
@@ -108,8 +108,9 @@ fn put4(at: u32, x: vec4<f32>, low: u32) {
   KV[at + 3u] = f16(h.w);
 }
 
-// Score s of row i with key j: the additive mask added (base 2), LOWEST where the key is excluded. Rows past Lq (the
-// last tile's padding) read no mask.
+// Score s of row i with key j: the additive mask added (the host's base-2 values, so that a finite mask value, however
+// large, stays a finite score: tiled-interface.wgsl), LOWEST where the key is excluded. Rows past Lq (the last tile's
+// padding) read no mask.
 fn maskedScore(s: f32, b: u32, hq: u32, i: u32, j: u32, Lk: u32) -> f32 {
   var kept = j < Lk && i32(j) >= bandFirst(i, Lk) && i32(j) <= bandLast(i, Lk);
   if (i >= params.Lq) { return select(LOWEST, s, kept); }
@@ -118,7 +119,7 @@ fn maskedScore(s: f32, b: u32, hq: u32, i: u32, j: u32, Lk: u32) -> f32 {
   if (kept && params.mask == 1u) {
     let add = mask[b * params.maskB + hq * params.maskH + i * params.maskI + j * params.maskJ];
     kept = add > EXCLUDED;
-    r += add * 1.4426950408889634;
+    r += select(0.0, add, kept);
   }
   return select(LOWEST, r, kept);
 }
@@ -351,7 +352,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       O[qBase + rowQ * params.qRow + colOf(x, rot, h)] = pack(select(vec4<f32>(0.0), oRow[x] / lRow, seen));
     }
     if (params.writeLse == 1u && h == 0u) {
-      lse[pair * Lq + rowQ] = select(bitcast<f32>(params.minusInfinity), (m + log2(lRow)) * 0.6931471805599453, seen);
+      lse[pair * Lq + rowQ] = select(bitcast<f32>(params.minusInfinity), naturalLse(m + log2(lRow)), seen);
     }
     return;
   }
@@ -406,7 +407,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read> v: array<Packed>;
 @group(0) @binding(3) var<storage, read_write> O: array<Packed>;
 @group(0) @binding(4) var<uniform> params: Params;
-@group(0) @binding(5) var<storage, read> mask: array<f32>;          // additive, EXCLUDED for excluded keys
+@group(0) @binding(5) var<storage, read> mask: array<f32>;          // additive in base 2 (maskBase2), ≤ EXCLUDED where excluded
 @group(0) @binding(6) var<storage, read> blockFlags: array<u32>;   // 1: the block is computed
 @group(0) @binding(7) var<storage, read_write> lse: array<f32>;     // B·Hq·Lq: log-sum-exp of each row
 @group(0) @binding(8) var<storage, read> tileLists: array<u32>;     // per (batch, head, query tile): start, count; then tiles.
@@ -415,8 +416,29 @@ struct Params {
 @group(0) @binding(9) var<storage, read_write> Opart: array<vec4<f32>>;  // per (pair, split, row): unnormalized O
 @group(0) @binding(10) var<storage, read_write> ML: array<vec2<f32>>;    // per (pair, split, row): m, ℓ
 
-const LOWEST: f32 = -3.0e38;   // stands for −∞ in m_i and in excluded scores
-const EXCLUDED: f32 = -3.0e38; // in the mask: the key is excluded (the host writes it for −∞ and for false)
+// Scores in base 2 (s = scale·log2(e)·q·k, |s| < 2^101 by the host's overflow check, float32-range.ts) plus the mask's
+// values, which the host writes in base 2 within ±MASK_TOP (maskBase2 in tiled-host.ts: x·log2(e) up to ±MASK_KNEE,
+// past it brought linearly within ±MASK_TOP, so that the most negative float32, −3.4e38, stays a finite value, not an
+// exclusion, and +3e38 does not overflow to +∞). So every finite score t has |t| < 2^127 − 2^109.
+// LOWEST stands for −∞ in m_i (no key yet) and in excluded scores: below every finite t, and any difference of two of
+// t, m_i and LOWEST stays below 2^128 − 2^109, within float32's range: exp2 never sees ∞ − ∞, and a row sees a key
+// exactly when its m_i > LOWEST.
+const LOWEST: f32 = -1.7014118346046923e+38;    // −2^127
+const EXCLUDED: f32 = -3.0e38;                  // mask values at or below it exclude the key (the host writes −3.4e38)
+const MASK_KNEE: f32 = 8.507059173023462e+37;   // 2^126
+const MASK_TOP: f32 = 1.701398853862546e+38;    // 2^127 − 2^110: where the host puts ±3.4028235e38·log2(e)
+const MASK_SPAN_INV: f32 = 1.1755122874426309e-38;  // 1 / (MASK_TOP − MASK_KNEE)
+const KNEE_LN2: f32 = 5.896644096840839e+37;    // MASK_KNEE·ln 2, rounded
+const TAIL_SPAN: f32 = 2.8131590567012047e+38;  // float32's largest value − KNEE_LN2, rounded down
+
+// A row's log-sum-exp in natural units from x = m_i + log2 ℓ_i (base 2): x·ln 2, except past ±MASK_KNEE, where the
+// row's maximum is a mask value the host compressed; there the compression is undone (MASK_TOP gives float32's largest
+// value, and the result is at most KNEE_LN2 + TAIL_SPAN, which does not round past it). Scores alone stay below 2^101.
+fn naturalLse(x: f32) -> f32 {
+  let a = abs(x);
+  if (a <= MASK_KNEE) { return x * 0.6931471805599453; }
+  return sign(x) * (KNEE_LN2 + min((a - MASK_KNEE) * MASK_SPAN_INV, 1.0) * TAIL_SPAN);
+}
 
 // The band of keys row i sees in a batch of Lk valid keys: [i + Lk − Lq − left, i + Lk − Lq + right], signed.
 fn bandFirst(i: u32, Lk: u32) -> i32 { return i32(i) + i32(Lk) - i32(params.Lq) - params.left; }
@@ -428,8 +450,8 @@ fn blockKept(b: u32, hq: u32, i: u32, j: u32) -> bool {
 }
 
 // The `combine` entry point of the tiled attention kernels (attention-fp32 and attention-matrix), appended to each by
-// tiledKernel (tiled-host.ts): it uses tiled-interface.wgsl's Params, bindings (O, params, lse, Opart, ML) and LOWEST,
-// and each kernel's D4V, CW and pack.
+// tiledKernel (tiled-host.ts): it uses tiled-interface.wgsl's Params, bindings (O, params, lse, Opart, ML), LOWEST and
+// naturalLse, and each kernel's D4V, CW and pack.
 
 // One invocation per vec4 of O: the ranges of its row merged, O = Σ 2^(m_s − M) O_s / Σ 2^(m_s − M) ℓ_s.
 @compute @workgroup_size(CW)
@@ -455,5 +477,5 @@ fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
   let b = pair / params.Hq;
   let hq = pair % params.Hq;
   O[b * params.qBatch + hq * params.qHead + row * params.qRow + col] = pack(select(vec4<f32>(0.0), o / l, seen));
-  if (params.writeLse == 1u && col == 0u) { lse[pair * Lq + row] = select(bitcast<f32>(params.minusInfinity), (M + log2(l)) * 0.6931471805599453, seen); }
+  if (params.writeLse == 1u && col == 0u) { lse[pair * Lq + row] = select(bitcast<f32>(params.minusInfinity), naturalLse(M + log2(l)), seen); }
 }

@@ -1,0 +1,88 @@
+/**
+ * `hw4-cli sdpa --bench`: the model-shaped cases (bench/sdpa.ts) on our kernels, beside PyTorch (fp32 and fp16, CUDA
+ * events) and, with --ort, ONNX Runtime's WebGPU attention (bench/ort.ts), each case checked on sampled rows against
+ * float64 before it is timed. The table goes to standard output; with --out DIR the rows also go to
+ * DIR/sdpa-<adapter>.json (checked before anything is measured), one row per case: name, dtype, impl, ms (median),
+ * msMin, msMax, tflops, kvGBs (K and V bytes ÷ time), maxError, torch (ms per backend, or why not), ort (ms, or why not).
+ */
+import { writeFileAtomic } from '@fa/io/node';
+import { parseDecimalList, shown, stringFlag, type Values } from '../args.js';
+import { makeEnv } from '../env.js';
+import { EXIT, ExitError, UsageError } from '../exit-codes.js';
+import type { Reporter } from '../output.js';
+import { ensureOrt, onnxProblem, ORT_VERSION, timeOrt } from '../bench/ort.js';
+import { checkReportFolder, makeReportFolder, reportSlug } from '../bench/report-folder.js';
+import { copyBandwidth, SDPA_BENCH_CASES, timeOurs, timeTorchCases, type SdpaBenchCase } from '../bench/sdpa.js';
+
+const print = (line: string): void => {
+  process.stdout.write(`${line}\n`);
+};
+
+/** Matrix work of one call, TFLOP: 4·B·Hq·Lq·Lk·d, halved for a causal square problem. */
+function teraFlops({ dims, options }: SdpaBenchCase): number {
+  const full = 4 * dims.B * dims.Hq * dims.Lq * dims.Lk * dims.d;
+  return (options.causal === true && dims.Lq === dims.Lk ? full / 2 : full) / 1e12;
+}
+
+/** ONNX Runtime's time of a case, or why there is none. */
+function ortCell(entry: string | { reason: string } | undefined, c: SdpaBenchCase): number | string {
+  if (entry === undefined) return 'not requested (--ort)';
+  if (typeof entry !== 'string') return entry.reason;
+  const problem = onnxProblem(c.dims, c.options, c.dtype ?? 'f32');
+  return typeof problem === 'string' ? problem : timeOrt(entry, problem);
+}
+
+export async function sdpaBench(out: Reporter, values: Values, json: boolean): Promise<number> {
+  const chosen = stringFlag(values, 'cases');
+  const indices = chosen === undefined ? SDPA_BENCH_CASES.map((_, n) => n) : parseDecimalList(chosen);
+  if (indices?.every((n) => Number.isInteger(n) && n >= 0 && n < SDPA_BENCH_CASES.length) !== true) throw new UsageError(`--cases ${shown(chosen ?? '')}: give case numbers 0 to ${SDPA_BENCH_CASES.length - 1}, comma-separated`);
+  const outDir = stringFlag(values, 'out');
+  if (outDir !== undefined) checkReportFolder(outDir);
+  const env = await makeEnv({ gpu: true, threads: 1 });
+  if (!env.gpu) throw new ExitError(`sdpa --bench needs a GPU: ${env.gpuUnavailableReason ?? 'none found'}`, EXIT.usage);
+  const cases = indices.map((n) => SDPA_BENCH_CASES[n] as SdpaBenchCase);
+  const torch = values['no-torch'] === true ? 'not requested (--no-torch)' : timeTorchCases(stringFlag(values, 'python') ?? process.env.FA_PYTHON ?? 'python3', cases);
+  const ort = values.ort === true ? ensureOrt() : undefined;
+  const copyGBs = await copyBandwidth(env.gpu);
+  const rows = [];
+  for (const [n, c] of cases.entries()) {
+    const ours = await timeOurs(env.gpu, c, 5, 10);
+    const ortMs = ortCell(ort, c);
+    rows.push({
+      ...ours,
+      dtype: c.dtype ?? 'f32',
+      tflops: teraFlops(c) / (ours.ms / 1e3),
+      torch: typeof torch === 'string' ? { reason: torch } : (torch.rows[n] ?? {}),
+      ort: typeof ortMs === 'number' ? { ms: ortMs } : { reason: ortMs, ms: undefined },
+    });
+    out.info(`${c.name}: ${ours.ms.toFixed(3)} ms${typeof ortMs === 'number' ? `, ONNX Runtime ${ortMs.toFixed(3)} ms` : ''}`);
+  }
+  const record = {
+    adapter: env.gpu.report.description,
+    date: new Date().toISOString().slice(0, 10),
+    torch: typeof torch === 'string' ? torch : torch.version,
+    ort: values.ort === true ? `onnxruntime-node ${ORT_VERSION}, WebGPU EP` : 'not requested (--ort)',
+    copyGBs,
+    rows,
+  };
+  if (outDir !== undefined) {
+    makeReportFolder(outDir);
+    const path = `${outDir.replace(/\/+$/, '')}/sdpa-${reportSlug(env.gpu.report.description)}.json`;
+    await writeFileAtomic(path, [Buffer.from(`${JSON.stringify(record, null, 2)}\n`)]);
+    out.info(`wrote ${path}`);
+  }
+  if (json) {
+    out.result(record);
+    return EXIT.ok;
+  }
+  const cell = (x: unknown): string => (typeof x === 'number' ? x.toFixed(3) : '—');
+  print(`adapter: ${record.adapter}; ${typeof torch === 'string' ? `PyTorch: ${torch}` : torch.version}; ONNX Runtime: ${record.ort}; copy kernel: ${copyGBs === undefined ? 'no timestamps' : `${copyGBs.toFixed(0)} GB/s read (and as much written)`}`);
+  print('| case | kernel | ours, ms (min-max) | TFLOP/s | K, V read GB/s | max error | PyTorch fp32 | PyTorch fp16 | ONNX Runtime WebGPU | PyTorch fp32 ÷ ours |');
+  print('|---|---|---|---|---|---|---|---|---|---|');
+  for (const r of rows) {
+    const t = r.torch as Record<string, unknown>;
+    const o = cell(r.ort.ms);
+    print(`| ${r.name} | ${r.impl} | ${r.ms.toFixed(3)} (${r.msMin.toFixed(3)}-${r.msMax.toFixed(3)}) | ${r.tflops.toFixed(1)} | ${r.kvGBs.toFixed(0)} | ${r.maxError.toExponential(1)} | ${cell(t.fp32)} | ${cell(t.fp16)} | ${o} | ${typeof t.fp32 === 'number' ? (t.fp32 / r.ms).toFixed(2) : '—'} |`);
+  }
+  return EXIT.ok;
+}

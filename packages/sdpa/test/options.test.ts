@@ -1,0 +1,190 @@
+/**
+ * @fa/sdpa's options checked at run time (src/validate-options.ts) for the callers the types do not reach: each wrong
+ * option of prepareAttention, chooseKernel, gpuUnsupportedReason, attention, run and prepareCacheAppend is refused in
+ * one SdpaArgumentError line before any GPU work (so most of these need no GPU: a stand-in GpuContext is never used),
+ * and run's cache lengths only where the attention was prepared with them.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GpuContext } from '@fa/core';
+import { acquireNodeGpu } from '@fa/core/node';
+import { readBack } from '../src/conformance.js';
+import { attention, chooseKernel, gpuUnsupportedReason, lengthsAfter, prepareAttention, prepareCacheAppend, SdpaArgumentError, type PrepareOptions, type SdpaDims } from '../src/index.js';
+
+/** What the argument checks look at of a GPU; anything past them would fail on it, so a refusal is from the checks. */
+const STAND_IN = { device: {}, report: { limits: {} }, adapter: {} } as unknown as GpuContext;
+
+const DIMS: SdpaDims = { B: 1, Hq: 1, Hkv: 1, Lq: 1, Lk: 4, d: 64 };
+
+/** The SdpaArgumentError message `run` throws or rejects with (the test fails if it gives none, or another error). */
+async function refusal(run: () => unknown): Promise<string> {
+  try {
+    await run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(SdpaArgumentError);
+    const message = (error as Error).message;
+    expect(message).not.toContain('\n');
+    return message;
+  }
+  throw new Error('the call accepted the arguments');
+}
+
+/** Options of PrepareOptions each refused, and the message. */
+const PREPARE_REFUSED: readonly (readonly [string, unknown, RegExp])[] = [
+  ['dtype "bogus"', { dtype: 'bogus' }, /^dtype is "bogus"; give 'f32' \(Float32Array tensors\) or 'f16' \(f16 bits in Uint16Array tensors\)$/],
+  ['kernel "bogus"', { kernel: 'bogus' }, /^kernel is "bogus"; give 'attention-fp32', 'attention-matrix', 'attention-decode', or leave it out for the one that fits$/],
+  ['causal "yes"', { causal: 'yes' }, /^causal is "yes"; give true or false$/],
+  ['lse 1', { lse: 1 }, /^lse is 1; give true or false$/],
+  ['scale NaN', { scale: Number.NaN }, /^scale is NaN; give a finite number/],
+  ['scale Infinity', { scale: Number.NEGATIVE_INFINITY }, /^scale is -Infinity; give a finite number/],
+  ['scale a string', { scale: '1' }, /^scale is "1"; give a finite number/],
+  ['window [0.5, 0]', { window: [0.5, 0] }, /^window \[0\.5, 0\] is not two integers ≥ −1/],
+  ['window [1]', { window: [1] }, /^window \[1\] is not two integers ≥ −1/],
+  ['layout unknown', { layout: 'bsdh' }, /^layout is "bsdh"; give 'bhsd'/],
+  ['a bool mask of Float32Array data', { mask: { kind: 'bool', data: new Float32Array(4), shape: [4] } }, /^a bool mask's data is a Float32Array of 4; give a Uint8Array/],
+  ['an additive mask of Uint8Array data', { mask: { kind: 'additive', data: new Uint8Array(4), shape: [4] } }, /^an additive mask's data is a Uint8Array of 4; give a Float32Array/],
+  ['cache length 0xFFFFFFFF', { cacheLengths: [0xffffffff] }, /^cacheLengths\[0\] is 4294967295; give an integer from 0 to Lk = 4$/],
+  ['maxBindingBytes NaN', { maxBindingBytes: Number.NaN }, /^maxBindingBytes is NaN; give a positive integer, or leave it out for the GPU's limit$/],
+  ['tuning keysPerTile 0', { tuning: { keysPerTile: 0 } }, /^tuning\.keysPerTile is 0; give a positive integer/],
+  ['tuning key mistyped', { tuning: { keysPerTle: 8 } }, /^unknown tuning key keysPerTle; did you mean keysPerTile\?$/],
+  ['casual: true', { casual: true }, /^unknown option casual; did you mean causal\?$/],
+  ['returnLse (attention\'s) given to prepare', { returnLse: true }, /^unknown option returnLse; give only scale, causal, window, mask, blockMask, layout, cacheLengths, lse, dtype, kernel, maxBindingBytes, tuning$/],
+  ['options null', null, /^the options are null; give an object of options, or leave them out$/],
+];
+
+describe('prepareAttention, chooseKernel and gpuUnsupportedReason refuse wrong options before any GPU work', () => {
+  const calls = {
+    prepareAttention: (gpu: unknown, options: unknown) => prepareAttention(gpu as GpuContext, DIMS, options as PrepareOptions),
+    chooseKernel: (gpu: unknown, options: unknown) => chooseKernel(gpu as GpuContext, DIMS, options as PrepareOptions),
+    gpuUnsupportedReason: (gpu: unknown, options: unknown) => gpuUnsupportedReason(gpu as GpuContext, DIMS, options as PrepareOptions),
+  };
+  for (const [name, call] of Object.entries(calls)) {
+    it.for(PREPARE_REFUSED)(`${name}: %s`, async ([, options, message]) => {
+      expect(await refusal(() => call(STAND_IN, options))).toMatch(message);
+    });
+    it(`${name}: a gpu that is not a GpuContext`, async () => {
+      for (const gpu of [undefined, null, {}, 'gpu', { device: {} }]) {
+        expect(await refusal(() => call(gpu, {}))).toMatch(/^gpu is .*; give a GpuContext \(acquireNodeGpu from @fa\/core\/node, or gpuContextFromDevice in a browser\)$/);
+      }
+    });
+  }
+});
+
+describe('attention refuses wrong options, on the CPU and before any GPU work', () => {
+  const q = { data: new Float32Array(64), shape: [1, 1, 1, 64] };
+  const kv = { data: new Float32Array(4 * 64), shape: [1, 1, 4, 64] };
+  const run = (options: unknown) => attention(q, kv, kv, options as never);
+  it.for([
+    ['gpu {}', { gpu: {} }, /^gpu is an object; give a GpuContext/],
+    ['gpu null', { gpu: null }, /^gpu is null; give a GpuContext/],
+    ['returnLse "yes"', { returnLse: 'yes' }, /^returnLse is "yes"; give true or false$/],
+    ['kernel "bogus"', { kernel: 'bogus', gpu: STAND_IN }, /^kernel is "bogus"; give 'attention-fp32'/],
+    ['causal "yes"', { causal: 'yes' }, /^causal is "yes"; give true or false$/],
+    ['casual: true', { casual: true }, /^unknown option casual; did you mean causal\?$/],
+    ['lse (prepare\'s) given to attention', { lse: true }, /^unknown option lse; give only scale, causal, window, mask, blockMask, layout, cacheLengths, gpu, returnLse, kernel$/],
+    ['a bool mask of Float32Array data', { mask: { kind: 'bool', data: new Float32Array(4), shape: [4] } }, /^a bool mask's data is a Float32Array of 4/],
+    ['cache length 0xFFFFFFFF', { cacheLengths: [0xffffffff] }, /^cacheLengths\[0\] is 4294967295; give an integer from 0 to Lk = 4$/],
+    ['options null', null, /^the options are null/],
+  ] as const)('%s', async ([, options, message]) => {
+    expect(await refusal(() => run(options))).toMatch(message);
+  });
+
+  it('still computes with every option right (on the CPU)', async () => {
+    const result = await attention(q, kv, kv, { causal: true, returnLse: true, scale: 0.5, window: [-1, 0], layout: 'bhsd', cacheLengths: [2], gpu: undefined });
+    expect(result.impl).toBe('cpu-fp32');
+    expect(result.lse).toHaveLength(1);
+  });
+});
+
+describe('prepareCacheAppend and lengthsAfter refuse wrong arguments before any GPU work', () => {
+  const dims = { B: 1, Hkv: 1, Lk: 4, Lnew: 1, d: 64 };
+  it.for([
+    ['layout unknown', STAND_IN, dims, { layout: 'bogus' }, /^layout is "bogus"; give 'bhsd' \(\[B, H, L, d\]\) or 'bshd' \(\[B, L, H, d\]\)$/],
+    ['dtype unknown', STAND_IN, dims, { dtype: 'f64' }, /^dtype is "f64"; give 'f32'/],
+    ['a key mistyped', STAND_IN, dims, { layuot: 'bhsd' }, /^unknown option layuot; did you mean layout\?$/],
+    ['options null', STAND_IN, dims, null, /^the options are null/],
+    ['gpu not a GpuContext', {}, dims, {}, /^gpu is an object; give a GpuContext/],
+    ['a dimension missing', STAND_IN, { B: 1, Hkv: 1, Lk: 4, d: 64 }, {}, /^Lnew is undefined; give a positive integer$/],
+    ['a dimension a string', STAND_IN, { ...dims, d: '64' }, {}, /^d is "64"; give a positive integer$/],
+  ] as const)('%s', async ([, gpu, appendDims, options, message]) => {
+    expect(await refusal(() => prepareCacheAppend(gpu as never, appendDims as never, options as never))).toMatch(message);
+  });
+
+  it('lengthsAfter takes B integers from 0 to Lk', async () => {
+    expect(lengthsAfter([0, 3], { ...dims, B: 2 })).toEqual([1, 4]);
+    expect(await refusal(() => lengthsAfter([-3], dims))).toBe('cacheLengths[0] is -3; give an integer from 0 to Lk = 4');
+    expect(await refusal(() => lengthsAfter([1.5], dims))).toBe('cacheLengths[0] is 1.5; give an integer from 0 to Lk = 4');
+    expect(await refusal(() => lengthsAfter([0xffffffff], dims))).toBe('cacheLengths[0] is 4294967295; give an integer from 0 to Lk = 4');
+    expect(await refusal(() => lengthsAfter([1, 1], dims))).toBe('cacheLengths holds 2 values for 1 batches; give one per batch');
+    expect(await refusal(() => lengthsAfter([4], dims))).toMatch(/^batch 0 holds 4 of 4 rows; appending 1 would pass the end/);
+  });
+});
+
+describe('run takes cache lengths only where the attention was prepared with them (one tiny problem on the GPU)', () => {
+  let gpu: GpuContext | undefined;
+  let missing = '';
+  beforeAll(async () => {
+    const acquired = await acquireNodeGpu();
+    gpu = acquired.gpu;
+    missing = acquired.reason ?? 'no GPU adapter';
+    if (!gpu && process.env.FA_REQUIRE_GPU === '1') throw new Error(`FA_REQUIRE_GPU=1 but ${missing}`);
+  });
+  afterAll(() => {
+    gpu?.destroy();
+  });
+
+  it('refuses cacheLengths on a plan prepared without them, a mistyped key, and lengths outside 0 … Lk', { timeout: 600_000 }, async (context) => {
+    if (!gpu) {
+      context.skip(`no GPU: ${missing}`);
+      return;
+    }
+    const q = new Float32Array(64);
+    const kv = new Float32Array(4 * 64);
+    const plain = await prepareAttention(gpu, DIMS, { kernel: 'attention-decode' });
+    try {
+      expect(await refusal(() => plain.run(q, kv, kv, { cacheLengths: [2] }))).toBe(
+        "run was given cacheLengths, but the attention was prepared without them; prepare with cacheLengths (the first run's) to give each run its own",
+      );
+      expect(await refusal(() => plain.run(q, kv, kv, { cacheLength: [2] } as never))).toBe('unknown option cacheLength; did you mean cacheLengths?');
+      expect(await refusal(() => plain.run(q, kv, kv, 5 as never))).toMatch(/^the options of run are 5; give an object/);
+    } finally {
+      plain.destroy();
+    }
+    const cached = await prepareAttention(gpu, DIMS, { kernel: 'attention-decode', cacheLengths: [4] });
+    try {
+      expect(await refusal(() => cached.run(q, kv, kv, { cacheLengths: [0xffffffff] }))).toBe('cacheLengths[0] is 4294967295; give an integer from 0 to Lk = 4');
+      expect((await cached.run(q, kv, kv, { cacheLengths: [2] })).out).toHaveLength(64);
+    } finally {
+      cached.destroy();
+    }
+  });
+
+  it('the GPU append keeps a cache length past Lk at Lk (0xFFFFFFFF does not wrap to 0) and writes no row for it', { timeout: 600_000 }, async (context) => {
+    if (!gpu) {
+      context.skip(`no GPU: ${missing}`);
+      return;
+    }
+    const { device } = gpu;
+    const dims = { B: 3, Hkv: 1, Lk: 4, Lnew: 1, d: 2 };
+    const buffer = (data: ArrayBufferView<ArrayBuffer>): GPUBuffer => {
+      const made = device.createBuffer({ size: data.byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC });
+      device.queue.writeBuffer(made, 0, data.buffer, data.byteOffset, data.byteLength);
+      return made;
+    };
+    const cache = new Float32Array(3 * 4 * 2).fill(7);
+    const buffers = { k: buffer(cache), v: buffer(cache), kNew: buffer(new Float32Array(3 * 2).fill(1)), vNew: buffer(new Float32Array(3 * 2).fill(1)), cacheLengths: buffer(Uint32Array.of(0xffffffff, 1, 4)) };
+    const append = await prepareCacheAppend(gpu, dims);
+    try {
+      const encoder = device.createCommandEncoder();
+      append.encode(encoder, buffers);
+      device.queue.submit([encoder.finish()]);
+      expect([...new Uint32Array(await readBack(device, buffers.cacheLengths, 12))]).toEqual([4, 2, 4]);
+      const k = new Float32Array(await readBack(device, buffers.k, cache.byteLength));
+      expect([...k.subarray(0, 8)], 'batch 0 (length 0xFFFFFFFF) is left as it was').toEqual(Array<number>(8).fill(7));
+      expect([...k.subarray(8, 16)], 'batch 1 gets its row at 1').toEqual([7, 7, 1, 1, 7, 7, 7, 7]);
+      expect([...k.subarray(16, 24)], 'batch 2 (full) is left as it was').toEqual(Array<number>(8).fill(7));
+    } finally {
+      append.destroy();
+      for (const b of Object.values(buffers)) b.destroy();
+    }
+  });
+});
