@@ -4,9 +4,9 @@
  * a folder of its own (FA_ORT_DIR, else hw4-cli's cache folder), with its install scripts off (they fetch CUDA
  * binaries; the package itself carries the WebGPU EP for Linux x64).
  *
- * ONNX Runtime brings its own Dawn, so it runs in a child process. The models are attention-only (onnx-model.ts):
- * R chained nodes against one node, each timed as the median wall time of a session.run after the GPU has been kept
- * busy; (t_R − t_1)/(R − 1) is one node's kernel time, the uploads and readback of the run cancelling out.
+ * ONNX Runtime brings its own Dawn, so it runs in a child process. The model is attention-only (onnx-model.ts), a few
+ * nodes chained through the query; ONNX Runtime's profile gives each program's GPU-timed duration (its uploads and
+ * readback are not in them), read after the GPU has been kept busy for half a second.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,8 +17,8 @@ import { attentionModel, onnxUnsupported, type OnnxAttention } from './onnx-mode
 
 /** The onnxruntime-node version the bench installs and measures. */
 export const ORT_VERSION = '1.30.0';
-/** Chained nodes of the long model. */
-const CHAIN = 9;
+/** Attention nodes of the model, chained through the query (more GPU work per run, so fewer runs between gaps). */
+const NODES = 3;
 
 /** The folder onnxruntime-node is installed into. */
 export function ortFolder(): string {
@@ -50,10 +50,16 @@ export function onnxProblem(dims: SdpaDims, options: SdpaOptions, dtype: 'f32' |
   return onnxUnsupported(problem) ?? problem;
 }
 
-/** The child process: loads onnxruntime-node, times the models in argv, prints JSON. */
+/**
+ * The child process: loads onnxruntime-node, runs the model with profiling on, the GPU kept busy for `warmMs` and then
+ * `repeats` more runs, and prints the kernel time in ms as JSON: for each program of a node (`<node>&<op>&<program>`
+ * in the profile: FlashAttention, and CopyKVCache for GroupQueryAttention), the median of its GPU-timed durations,
+ * summed over the node's programs; the median over the nodes.
+ */
 const RUNNER = `
-const [entry, oneNode, chained, dimsText, warmMs, repeats] = process.argv.slice(1);
+const [entry, model, dimsText, warmMs, repeats, folder] = process.argv.slice(1);
 const ort = (await import('node:module')).createRequire(entry + '/')('./');
+const fs = await import('node:fs');
 const p = JSON.parse(dimsText);
 const count = (h) => p.B * p.L * h * p.d;
 const data = (h, seed) => {
@@ -72,34 +78,35 @@ const feeds = {
   key: new ort.Tensor(type, data(p.Hkv, 2), [p.B, p.L, p.Hkv * p.d]),
   value: new ort.Tensor(type, data(p.Hkv, 3), [p.B, p.L, p.Hkv * p.d]),
 };
-const options = { executionProviders: ['webgpu'], extra: { session: { disable_cpu_ep_fallback: '1' } } };
-const fs = await import('node:fs');
-const time = async (path) => {
-  const session = await ort.InferenceSession.create(fs.readFileSync(path), options);
-  const once = async () => { const t = performance.now(); await session.run(feeds); return performance.now() - t; };
-  const start = performance.now();
-  while (performance.now() - start < Number(warmMs)) await once();
-  const times = [];
-  for (let r = 0; r < Number(repeats); r++) times.push(await once());
-  await session.release();
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)];
-};
-const one = await time(oneNode);
-const many = await time(chained);
-process.stdout.write(JSON.stringify({ one, many }) + '\\n');
+const session = await ort.InferenceSession.create(fs.readFileSync(model), {
+  executionProviders: ['webgpu'],
+  enableProfiling: true,
+  profileFilePrefix: folder + '/profile',
+  extra: { session: { disable_cpu_ep_fallback: '1' } },
+});
+const start = performance.now();
+while (performance.now() - start < Number(warmMs)) await session.run(feeds);
+for (let r = 0; r < Number(repeats); r++) await session.run(feeds);
+session.endProfiling();
+const file = fs.readdirSync(folder).find((f) => f.startsWith('profile'));
+const events = JSON.parse(fs.readFileSync(folder + '/' + file, 'utf8')).filter((e) => e.cat === 'Api' && e.name.startsWith('attention'));
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
+const byProgram = new Map();
+for (const e of events) byProgram.set(e.name, [...(byProgram.get(e.name) ?? []), e.dur]);
+const byNode = new Map();
+for (const [name, durations] of byProgram) { const node = name.split('&')[0]; byNode.set(node, (byNode.get(node) ?? 0) + median(durations)); }
+if (byNode.size === 0) throw new Error('the profile holds no attention programs');
+process.stdout.write(JSON.stringify({ ms: median([...byNode.values()]) / 1000, programs: [...byProgram.keys()] }) + '\\n');
 process.exit(0);
 `;
 
-/** ONNX Runtime's kernel time in ms for one case, or why there is none. */
-export function timeOrt(entry: string, problem: OnnxAttention, warmMs = 500, repeats = 15): number | string {
+/** ONNX Runtime's kernel time in ms for one case (GPU timestamps from its profile), or why there is none. */
+export function timeOrt(entry: string, problem: OnnxAttention, warmMs = 500, repeats = 20): number | string {
   const folder = mkdtempSync(join(tmpdir(), 'fa-ort-'));
   try {
-    const one = join(folder, 'one.onnx');
-    const chained = join(folder, 'chained.onnx');
-    writeFileSync(one, attentionModel(problem, 1));
-    writeFileSync(chained, attentionModel(problem, CHAIN));
-    const run = spawnSync(process.execPath, ['--input-type=module', '-e', RUNNER, entry, one, chained, JSON.stringify(problem), String(warmMs), String(repeats)], {
+    const model = join(folder, 'model.onnx');
+    writeFileSync(model, attentionModel(problem, NODES));
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', RUNNER, entry, model, JSON.stringify(problem), String(warmMs), String(repeats), folder], {
       encoding: 'utf8',
       timeout: 600_000,
     });
@@ -107,8 +114,7 @@ export function timeOrt(entry: string, problem: OnnxAttention, warmMs = 500, rep
       const last = run.stderr.trim().split('\n').filter((l) => l.length > 0).pop() ?? `exit ${run.status ?? run.signal ?? '?'}`;
       return `ONNX Runtime failed: ${last.slice(0, 200)}`;
     }
-    const { one: t1, many: tR } = JSON.parse(run.stdout.trim().split('\n').pop() ?? '{}') as { one: number; many: number };
-    return (tR - t1) / (CHAIN - 1);
+    return (JSON.parse(run.stdout.trim().split('\n').pop() ?? '{}') as { ms: number }).ms;
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }

@@ -5,6 +5,8 @@
  * DIR/sdpa-<adapter>.json (checked before anything is measured), one row per case: name, dtype, impl, ms (median),
  * msMin, msMax, tflops, kvGBs (K and V bytes ÷ time), maxError, torch (ms per backend, or why not), ort (ms, or why not).
  */
+import { join } from 'node:path';
+import { adapterName } from '@fa/core';
 import { writeFileAtomic } from '@fa/io/node';
 import { parseDecimalList, shown, stringFlag, type Values } from '../args.js';
 import { makeEnv } from '../env.js';
@@ -58,7 +60,7 @@ export async function sdpaBench(out: Reporter, values: Values, json: boolean): P
     out.info(`${c.name}: ${ours.ms.toFixed(3)} ms${typeof ortMs === 'number' ? `, ONNX Runtime ${ortMs.toFixed(3)} ms` : ''}`);
   }
   const record = {
-    adapter: env.gpu.report.description,
+    adapter: adapterName(env.gpu.report),
     date: new Date().toISOString().slice(0, 10),
     torch: typeof torch === 'string' ? torch : torch.version,
     ort: values.ort === true ? `onnxruntime-node ${ORT_VERSION}, WebGPU EP` : 'not requested (--ort)',
@@ -67,7 +69,7 @@ export async function sdpaBench(out: Reporter, values: Values, json: boolean): P
   };
   if (outDir !== undefined) {
     makeReportFolder(outDir);
-    const path = `${outDir.replace(/\/+$/, '')}/sdpa-${reportSlug(env.gpu.report.description)}.json`;
+    const path = join(outDir, `sdpa-${reportSlug(record.adapter)}.json`);
     await writeFileAtomic(path, [Buffer.from(`${JSON.stringify(record, null, 2)}\n`)]);
     out.info(`wrote ${path}`);
   }
