@@ -53,11 +53,11 @@ async function signal(name: NodeJS.Signals): Promise<{ code: number | null; stde
 }
 
 describe('exit codes', () => {
-  it('every code the CLI uses has a scenario here, and the README documents each', () => {
-    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+  it('every code the CLI uses has a scenario here, and docs/cli.md documents each', () => {
+    const reference = readFileSync(new URL('../../../docs/cli.md', import.meta.url), 'utf8');
     for (const code of Object.values(EXIT)) {
       expect(SCENARIOS[code], `scenario for ${code}`).toBeDefined();
-      expect(readme).toMatch(new RegExp(`^\\| ${code} \\| `, 'm'));
+      expect(reference).toMatch(new RegExp(`^\\| ${code} \\| `, 'm'));
     }
   });
 

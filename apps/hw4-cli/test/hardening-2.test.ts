@@ -106,7 +106,7 @@ describe('a run does not outlive what waits for it (defects 1, 2)', () => {
   const repository = fileURLToPath(new URL('../../../', import.meta.url));
   const npx = spawnSync('npx', ['--version'], { encoding: 'utf8' }).status === 0 && existsSync(join(repository, 'node_modules/.bin/hw4-cli'));
 
-  it.skipIf(!npx)('npx hw4-cli stops when npx is terminated (npm passes SIGTERM to its shell only), and OUTPUT stays as it was', async () => {
+  it.skipIf(!npx)(`npx hw4-cli stops when npx is terminated (npm passes SIGTERM to its shell only), and OUTPUT stays as it was${npx ? '' : ' (skipped: no npx, or hw4-cli not linked in node_modules/.bin)'}`, async () => {
     const { folder, out } = outputFolder();
     const run = start('npx', ['--no-install', 'hw4-cli', '--impl', 'seq-attention', oneLongBatch, out], cpuOnly, repository);
     const writer = await writerPid(folder);

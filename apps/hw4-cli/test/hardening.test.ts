@@ -46,7 +46,7 @@ describe('special outputs (defect 1)', () => {
     expect(lstatSync(fifo).isFIFO()).toBe(true);
   });
 
-  it.skipIf(process.getuid?.() !== 0)('a character device as OUTPUT is written to, not replaced (needs root for mknod)', () => {
+  it.skipIf(process.getuid?.() !== 0)(`a character device as OUTPUT is written to, not replaced${process.getuid?.() === 0 ? '' : ' (skipped: needs root for mknod)'}`, () => {
     const device = join(dir, 'null-copy');
     execFileSync('mknod', [device, 'c', '1', '3']);
     const run = cli(['--impl', 'cpu', '-q', input, device], cpuOnly);

@@ -1,5 +1,6 @@
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli } from './cli-helpers.js';
+import { cli, tempFolder } from './cli-helpers.js';
 
 const cpuOnly = { FA_GPU: 'off' };
 
@@ -25,14 +26,28 @@ describe('conformance output', () => {
 });
 
 describe('ladder table', () => {
-  it('labels the error ratio so it does not read like a speedup', () => {
+  it('labels the error ratio so it does not read like a speedup, on stdout', () => {
     const run = cli(['ladder', '--shape', '1,32,16', '--impl', 'seq-attention,seq-flash'], cpuOnly);
     expect(run.code, run.stderr).toBe(0);
-    const header = run.stderr.split('\n').find((l) => l.includes('GFLOP/s')) ?? '';
+    expect(run.stderr).not.toMatch(/GFLOP\/s/);
+    const header = run.stdout.split('\n').find((l) => l.includes('GFLOP/s')) ?? '';
     expect(header).toMatch(/speedup over below/);
     expect(header).toMatch(/error ÷ seq-attention's/);
     expect(header).not.toMatch(/vs seq/);
-    const row = run.stderr.split('\n').find((l) => /^\s+2\s+seq-flash/.test(l)) ?? '';
+    const row = run.stdout.split('\n').find((l) => /^\s+2\s+seq-flash/.test(l)) ?? '';
     expect(row).toMatch(/\s\d\.\d\d\s+PASS$/);
+  });
+});
+
+describe('run report', () => {
+  it('says what its "waited on" column means', () => {
+    const dir = tempFolder();
+    const input = join(dir, 'in.bin');
+    expect(cli(['gen', '--shape', '1,16,8', input, '-q']).code).toBe(0);
+    const run = cli(['--impl', 'cpu', input, join(dir, 'out.bin')], cpuOnly);
+    expect(run.code, run.stderr).toBe(0);
+    const lines = run.stderr.split('\n');
+    expect(lines.some((l) => /\bwaited on\s*$/.test(l))).toBe(true);
+    expect(lines).toContainEqual(expect.stringMatching(/^\s+waited on: how long the streaming loop stood still for that stage/));
   });
 });

@@ -45,7 +45,7 @@ describe('standard output that cannot take all the bytes', () => {
     expect(statSync(path).size).toBe(64 * 1024);
   });
 
-  it.skipIf(!existsSync('/dev/full'))('gen and run to a full device (/dev/full): exit 4 with one line', () => {
+  it.skipIf(!existsSync('/dev/full'))(`gen and run to a full device (/dev/full): exit 4 with one line${existsSync('/dev/full') ? '' : ' (skipped: no /dev/full here)'}`, () => {
     for (const [name, args] of writers) {
       const run = toFile(args, '/dev/full');
       expect(run.code, `${name}: ${run.stderr}`).toBe(4);
@@ -53,7 +53,7 @@ describe('standard output that cannot take all the bytes', () => {
     }
   });
 
-  it.skipIf(!existsSync('/dev/full'))('a usage error or a --json report on a full standard output: its own exit code (2) or 4, one line', () => {
+  it.skipIf(!existsSync('/dev/full'))(`a usage error or a --json report on a full standard output: its own exit code (2) or 4, one line${existsSync('/dev/full') ? '' : ' (skipped: no /dev/full here)'}`, () => {
     const usage = toFile(['--bogus'], '/dev/full');
     expect(usage.code, usage.stderr).toBe(2);
     expectOneLine(usage.stderr, /^hw4-cli: error: Unknown option '--bogus'/);

@@ -187,7 +187,7 @@ describe('hw4-cli sweep, end to end', () => {
 const listing = JSON.parse(cli(['--list', '--json']).stdout) as { rungs: { id: string; available: boolean }[] };
 const leanLoopHere = listing.rungs.find((r) => r.id === 'lean-loop')?.available === true;
 
-describe.skipIf(!leanLoopHere)('hw4-cli sweep on the GPU', () => {
+describe.skipIf(!leanLoopHere)(`hw4-cli sweep on the GPU${leanLoopHere ? '' : ' (skipped: lean-loop cannot run here, see hw4-cli --list)'}`, () => {
   it('sweeps a GPU rung over N, each point checked against the oracle', () => {
     const out = join(dir, 'gpu');
     const run = cli(['sweep', '--over', 'n', '--values', '40,80', '--base', '2,*,16', '--impl', 'lean-loop', '--no-torch', '--repeats', '2', '--out', out, '-q']);

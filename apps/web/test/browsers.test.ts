@@ -250,7 +250,7 @@ describe('the teaching page in real browsers', () => {
         await page.close();
       }, 120_000);
 
-      it.skipIf(!browserCase.emulatesColorScheme)(title('follows a dark colour scheme'), async () => {
+      it.skipIf(!browserCase.emulatesColorScheme)(title(`follows a dark colour scheme${browserCase.emulatesColorScheme ? '' : ' (skipped: puppeteer cannot emulate prefers-color-scheme here)'}`), async () => {
         const log: string[] = [];
         const page = await open(await launched(), '', log);
         const luminance = (): Promise<{ background: number; text: number }> =>

@@ -1,9 +1,12 @@
 /**
- * The conformance suite: every rung on every case it is given (from cases.ts) against the float64 oracle. Two test
- * files run it on the cases of small and of large head sizes, each in its own process, at the same time
+ * The conformance suite: every rung on every case it is given (from cases.ts) against the float64 oracle. `npm test`
+ * runs it on one case (conformance-smoke.test.ts: every rung once, at the head size the software GPU compiles
+ * fastest); `npm run test:conformance` on every case, in two files, the cases of small and of large head sizes
+ * (small-heads.conformance.test.ts, large-heads.conformance.test.ts), each in its own process, at the same time
  * (vitest.config.ts): the software GPU compiles each pipeline on one core, so two processes compile on two. A pipeline
  * belongs to one head size, so the two files never compile the same one. Each GPU rung runs on a device of its own
- * and head size (`deviceOfItsOwn`), which compiles each of its plan classes once.
+ * and head size (`deviceOfItsOwn`), which compiles each of its plan classes once. Each test's name starts with the
+ * rung's id.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { computeEntryPoints, pipelineCounts, unavailableReason, type RunEnv } from '@fa/core';
@@ -25,7 +28,14 @@ const CASE_TIMEOUT_MS = 360_000;
  */
 export const MAX_PLAN_CLASSES_PER_HEAD_SIZE = 2;
 
-export function describeConformance(cases: readonly ConformanceCase[]): void {
+/** The case `npm test` runs every rung on: N a multiple of no tile, B > 1, at d = 16 (docs/ci.md: the cheapest to compile). */
+export const SMOKE_CASE = 'uniform B=2 N=77 d=16';
+
+/**
+ * Declares the suite on `cases`. `planClasses`: also check each GPU rung's plan classes per head size (worth it only
+ * where a head size has several cases).
+ */
+export function describeConformance(cases: readonly ConformanceCase[], { planClasses = true }: { planClasses?: boolean } = {}): void {
   let env: RunEnv;
   let release: () => void = () => undefined;
   /** Pipelines compiled and requests served from them, over the rungs' devices. */
@@ -35,7 +45,10 @@ export function describeConformance(cases: readonly ConformanceCase[]): void {
     ({ env, release } = await conformanceEnv());
   });
   afterAll(() => {
-    if (env.gpu) console.log(`conformance (${cases.length} cases): ${total.compiled} pipelines compiled, ${total.reused} reused`);
+    if (env.gpu) {
+      const checks = env.gpu.report.boundsChecks === false ? 'off' : 'on';
+      console.log(`conformance (${cases.length} cases, bounds checks ${checks}): ${total.compiled} pipelines compiled, ${total.reused} reused`);
+    }
     release();
   });
 
@@ -63,7 +76,7 @@ export function describeConformance(cases: readonly ConformanceCase[]): void {
       }
     });
 
-    it.for(cases.map((c) => ({ c, name: c.name })))('$name', { timeout: CASE_TIMEOUT_MS }, async ({ c }, context) => {
+    it.for(cases.map((c) => ({ c, name: c.name })))(`${rung.id}: $name`, { timeout: CASE_TIMEOUT_MS }, async ({ c }, context) => {
       const missing = unavailableReason(rung, env);
       if (missing !== undefined) {
         context.skip(`${rung.id} cannot run here: ${missing}`);
@@ -78,9 +91,11 @@ export function describeConformance(cases: readonly ConformanceCase[]): void {
       expect(result.pass, result.detail).toBe(true);
     });
 
-    it.runIf(rung.kind === 'gpu')(`compiles at most ${MAX_PLAN_CLASSES_PER_HEAD_SIZE} plan classes per head size`, async (context) => {
+    // A CPU rung compiles nothing: the test is not declared for it (a skip would say nothing).
+    if (!planClasses || rung.kind !== 'gpu') return;
+    it(`${rung.id}: compiles at most ${MAX_PLAN_CLASSES_PER_HEAD_SIZE} plan classes per head size`, async (context) => {
       if (devices.size === 0) {
-        context.skip(`${rung.id} ran no case here`);
+        context.skip(`${rung.id} ran no case here: ${unavailableReason(rung, env) ?? 'it declined every case'}`);
         return;
       }
       const entryPoints = new Set((rung.kernels ?? []).flatMap((kernel) => computeEntryPoints(kernel.code))).size;

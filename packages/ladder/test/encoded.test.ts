@@ -25,7 +25,7 @@ async function readBack(device: GPUDevice, buffer: GPUBuffer, bytes: number): Pr
   return data;
 }
 
-describe.skipIf(!env.gpu)('a rung in the caller’s command encoder', () => {
+describe.skipIf(!env.gpu)(`a rung in the caller’s command encoder${env.gpu ? '' : ` (skipped: ${env.gpuUnavailableReason ?? 'no GPU'})`}`, () => {
   it.each(['naive', 'fused-split-q', 'prefetch', 'row-split'])('%s writes O into the caller’s buffer, two halves in one submit', async (id) => {
     const gpu = env.gpu;
     if (!gpu) throw new Error('no GPU');

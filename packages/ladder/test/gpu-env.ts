@@ -1,30 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { createGpuContext, type RunEnv } from '@fa/core';
 import { acquireNodeGpu, nodeGpu } from '@fa/core/node';
-
-/**
- * While a GPU promise is pending, Dawn (the webgpu package) polls for finished work on every turn of the event loop
- * through `setImmediate`, so a test waiting on the software GPU keeps one core busy for as long as Mesa compiles a
- * pipeline on another (seconds to minutes, docs/ci.md). The GPU test files run two at a time (vitest.config.ts), so
- * here the polling waits a millisecond between turns instead: the compilation gets the core. Vitest's own timers are
- * its saved originals; only code of the test file sees this `setImmediate`.
- */
-function pollEveryMillisecond(): void {
-  const marked = globalThis as { faPollEveryMillisecond?: boolean };
-  if (marked.faPollEveryMillisecond === true) return;
-  marked.faPollEveryMillisecond = true;
-  const setTimer = globalThis.setTimeout;
-  globalThis.setImmediate = ((callback: (...args: unknown[]) => void, ...args: unknown[]) => setTimer(callback, 1, ...args)) as unknown as typeof setImmediate;
-}
-
-/**
- * Mesa's llvmpipe (the software GPU of CI) skips LLVM's optimization passes with GALLIVM_PERF=nopt: the tests' kernels
- * run on tiny shapes, and the `@fa/ladder` GPU files took 201 s instead of 262 s with it (docs/ci.md). Read when the
- * first device is made, so set before; a value given by the caller stays.
- */
-function compileWithoutOptimizing(): void {
-  process.env.GALLIVM_PERF ??= 'nopt';
-}
+import { compileWithoutOptimizing, pollEveryMillisecond } from './gpu-setup.js';
 
 /**
  * The environment for the conformance suite. Without a GPU adapter, GPU rungs are skipped with the reason shown;

@@ -73,7 +73,7 @@ describe.skipIf(missing !== undefined)(`the tensor-core rungs on uniform ±3 dat
 
 describe('where the GPU has no subgroup matrices', () => {
   const noMatrices = env.gpu === undefined || env.gpu.device.features.has(SUBGROUP_MATRIX_FEATURE);
-  it.skipIf(noMatrices)('every tensor-core rung declines every shape with a one-line reason naming the missing feature', () => {
+  it.skipIf(noMatrices)(`every tensor-core rung declines every shape with a one-line reason naming the missing feature${noMatrices ? ' (skipped: this GPU has subgroup matrices, so they do not decline)' : ''}`, () => {
     for (const rung of [f16Matrix, compensated, staged, resident]) {
       for (const shape of TENSOR_SHAPES) {
         const reason = canRun(rung, shape, env);

@@ -43,23 +43,48 @@ export interface AcquireOptions {
 }
 
 /**
- * Dawn's GPU instances, kept for the life of the process: if the object returned by create() is garbage-collected
- * while its adapter and device live on, the process crashes later (measured: futex and mutex aborts as soon as a
- * garbage collection runs, e.g. when a worker thread starts).
+ * Dawn's GPU instances, one per set of flags, kept for the life of the process: if the object returned by create() is
+ * garbage-collected while its adapter and device live on, the process crashes later (measured: futex and mutex aborts
+ * as soon as a garbage collection runs, e.g. when a worker thread starts).
  */
-const liveInstances: GPU[] = [];
+const liveInstances = new Map<string, GPU>();
+
+/**
+ * The instance for these flags, made once per process: Dawn prints its messages about the adapters (on the software
+ * GPU, the two "maxDynamic… artificially reduced" warnings) at each instance's first `requestAdapter()`, so one
+ * instance prints them once, and the devices of a process (a test file makes many) share it.
+ */
+function instanceWith(webgpu: typeof import('webgpu'), flags: string[]): GPU {
+  const key = flags.join(' ');
+  let gpu = liveInstances.get(key);
+  if (gpu === undefined) {
+    gpu = webgpu.create(flags);
+    liveInstances.set(key, gpu);
+  }
+  return gpu;
+}
+
+/**
+ * A context on a device of `adapter` (`createGpuContext`), with Dawn's device name tidied: Dawn makes it from the
+ * driver's name with punctuation turned into hyphens ("llvmpipe (LLVM 15.0.6, 256 bits)" becomes
+ * "llvmpipe-llvm-15-0-6-256-bits-"), and a hyphen at either end says nothing.
+ */
+async function createNodeGpuContext(adapter: GPUAdapter): Promise<GpuContext> {
+  const gpu = await createGpuContext(adapter);
+  gpu.report.device = gpu.report.device.replace(/^-+|-+$/g, '');
+  return gpu;
+}
 
 /**
  * Dawn's `navigator.gpu` for Node, for an application that creates its own device (then `gpuContextFromDevice`):
- * loads the webgpu package, installs its globals (GPUBufferUsage, …) and returns an instance with `dawnFlags`
- * (bounds checks off unless FA_BOUNDS_CHECKS=1 or `boundsChecks`), kept alive for the life of the process. Rejects when the webgpu package cannot be loaded.
+ * loads the webgpu package, installs its globals (GPUBufferUsage, …) and returns the instance with `dawnFlags`
+ * (bounds checks off unless FA_BOUNDS_CHECKS=1 or `boundsChecks`), one per set of flags, kept alive for the life of
+ * the process. Rejects when the webgpu package cannot be loaded.
  */
 export async function nodeGpu(boundsChecks = boundsChecksWanted()): Promise<GPU> {
   const webgpu = await import('webgpu');
   Object.assign(globalThis, webgpu.globals);
-  const gpu = webgpu.create(dawnFlags(boundsChecks));
-  liveInstances.push(gpu);
-  return gpu;
+  return instanceWith(webgpu, dawnFlags(boundsChecks));
 }
 
 /** Milliseconds of each step of starting the GPU: loading Dawn, the instance and adapter, the device. */
@@ -89,8 +114,7 @@ export async function acquireNodeGpu(options: AcquireOptions = {}): Promise<Acqu
   const t1 = performance.now();
   let adapter: GPUAdapter | null;
   try {
-    const gpu = webgpu.create(dawnFlags(boundsChecks));
-    liveInstances.push(gpu);
+    const gpu = instanceWith(webgpu, dawnFlags(boundsChecks));
     adapter = await gpu.requestAdapter({ powerPreference: options.powerPreference ?? 'high-performance' });
   } catch (error) {
     return { reason: `no GPU adapter (${oneLine(error)}); ${NO_ADAPTER_HINT}` };
@@ -98,7 +122,7 @@ export async function acquireNodeGpu(options: AcquireOptions = {}): Promise<Acqu
   if (!adapter) return { reason: `no GPU adapter (no Vulkan driver found); ${NO_ADAPTER_HINT}` };
   const t2 = performance.now();
   try {
-    const gpu = await createGpuContext(adapter);
+    const gpu = await createNodeGpuContext(adapter);
     gpu.report.boundsChecks = boundsChecks;
     return { gpu, times: { loadMs: t1 - t0, adapterMs: t2 - t1, deviceMs: performance.now() - t2 } };
   } catch (error) {

@@ -1,4 +1,7 @@
-/** The conformance suite (conformance-suite.ts) on the cases of head sizes above 32, beside conformance.test.ts. */
+/**
+ * The conformance suite (conformance-suite.ts) on the cases of head sizes above 32, beside
+ * small-heads.conformance.test.ts. `npm run test:conformance` runs both.
+ */
 import { CONFORMANCE_CASES } from '../src/index.js';
 import { describeConformance } from './conformance-suite.js';
 
