@@ -4,7 +4,7 @@
  * Needs a GPU with the feature (an H100 through Dawn with allow_unsafe_apis and vulkan_enable_f16_on_nvidia); prints
  * the adapter's subgroup-matrix configurations and TFLOP/s (2·16·16·16 flops per multiply-accumulate, best of 5).
  */
-import { SUBGROUP_MATRIX_FEATURE } from '@fa/core';
+import { SUBGROUP_MATRIX_FEATURE, type SubgroupMatrixConfig } from '@fa/core';
 import { UsageError } from './args.js';
 import type { Experiment } from './experiment.js';
 import { highPerformanceAdapter, requireFeatures, storage, timeDispatches } from './harness.js';
@@ -21,14 +21,6 @@ export function parseStrides(args: readonly string[]): number[] {
   const wrong = args.find((_, k) => !(Number.isInteger(strides[k]) && (strides[k] as number) >= 64 && (strides[k] as number) % 8 === 0));
   if (wrong !== undefined) throw new UsageError(`stride ${wrong}: a multiple of 8, at least 64`);
   return strides.length > 0 ? strides : [64, 72];
-}
-
-interface SubgroupMatrixConfig {
-  componentType: string;
-  resultComponentType: string;
-  M: number;
-  N: number;
-  K: number;
 }
 
 /** Each dispatch: the first warms the GPU up, the other five are timed. */

@@ -8,3 +8,4 @@ export * from './read-output.js';
 export * from './write.js';
 export * from './output-target.js';
 export { ioError } from './io-error.js';
+export { stdinSource, type ByteSource } from './read-floats.js';

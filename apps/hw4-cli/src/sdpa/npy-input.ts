@@ -4,11 +4,10 @@
  * values are read; a stream is read up to that length and must then end. A stream that ends short, or goes on (a FIFO
  * fed forever, /dev/zero), is refused in one line (exit 3), never read whole.
  */
-import { fstat, read, type Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { constants } from 'node:buffer';
 import { isatty } from 'node:tty';
-import { Hw4IoError, ioError, npyDataStart, NpyFormatError, parseNpy, parseNpyHeader, STDIO_PATH, type NpyArray } from '@fa/io/node';
+import { Hw4IoError, ioError, npyDataStart, NpyFormatError, parseNpy, parseNpyHeader, STDIO_PATH, stdinSource, type ByteSource, type NpyArray } from '@fa/io/node';
 import { EXIT, ExitError } from '../exit-codes.js';
 import { whileOpening } from '../fifo-opens.js';
 
@@ -16,13 +15,6 @@ import { whileOpening } from '../fifo-opens.js';
 const MAX_HEADER_BYTES = 1 << 20;
 /** The bytes before the header's text: the magic, the version and the header's length (4 bytes of it in 2.0 and 3.0). */
 const PREFIX_BYTES = 12;
-
-/** What is read from: an open file, or standard input's descriptor. */
-interface Source {
-  read(buffer: Uint8Array, offset: number, length: number, position: number | null): Promise<number>;
-  stat(): Promise<Stats>;
-  close(): Promise<void>;
-}
 
 /** How messages call an input: its role (Q, K, V, the mask) and its path. */
 export const inputName = (what: string, path: string): string => (path === STDIO_PATH ? `${what} - (standard input)` : `${what} ${path}`);
@@ -47,43 +39,17 @@ export async function readNpyInput(path: string, what: string): Promise<NpyArray
   }
 }
 
-async function openSource(path: string, name: string): Promise<Source> {
+async function openSource(path: string, name: string): Promise<ByteSource> {
   if (path === STDIO_PATH) {
     if (isatty(0)) throw new Hw4IoError(`${name}: standard input is a terminal; pipe or redirect a .npy file into it`);
     return stdinSource();
   }
   try {
-    const handle = await whileOpening(path, () => open(path, 'r'));
-    return {
-      read: async (buffer, offset, length, position) => (await handle.read(buffer, offset, length, position)).bytesRead,
-      stat: () => handle.stat(),
-      close: () => handle.close(),
-    };
+    return await whileOpening(path, () => open(path, 'r'));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw new Hw4IoError(`${name}: is a loop of symbolic links (following them never reaches a file); point the link at a file or remove it`);
     throw ioError(error, name);
   }
-}
-
-/** Standard input through descriptor 0 (a pipe, a socket or a redirected file); closing leaves the descriptor open. */
-function stdinSource(): Source {
-  return {
-    read: (buffer, offset, length, position) =>
-      new Promise((resolve, reject) => {
-        read(0, buffer, offset, length, position, (error, bytesRead) => {
-          if (error) reject(error);
-          else resolve(bytesRead);
-        });
-      }),
-    stat: () =>
-      new Promise((resolve, reject) => {
-        fstat(0, (error, stats) => {
-          if (error) reject(error);
-          else resolve(stats);
-        });
-      }),
-    close: () => Promise.resolve(),
-  };
 }
 
 /** Reads the header, then exactly the values it announces: at offsets from a regular file, in order from a stream. */
@@ -92,7 +58,7 @@ class Reader {
   private at = 0;
 
   constructor(
-    private readonly source: Source,
+    private readonly source: ByteSource,
     private readonly name: string,
     private readonly file: boolean,
   ) {}
@@ -132,7 +98,7 @@ class Reader {
     while (done < buffer.length) {
       let got: number;
       try {
-        got = await this.source.read(buffer, done, Math.min(buffer.length - done, 1 << 30), this.file ? this.at : null);
+        got = (await this.source.read(buffer, done, Math.min(buffer.length - done, 1 << 30), this.file ? this.at : null)).bytesRead;
       } catch (error) {
         throw ioError(error, this.name);
       }

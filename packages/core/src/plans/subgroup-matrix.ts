@@ -32,7 +32,8 @@ export function matrixWorkgroupBytes(kernel: KernelSource, d: number, overrides:
   return kernelWorkgroupBytes(kernel.code, { D: d, ...overrides });
 }
 
-interface SubgroupMatrixConfig {
+/** One configuration of Dawn's `adapter.info.subgroupMatrixConfigs`. */
+export interface SubgroupMatrixConfig {
   componentType: string;
   resultComponentType: string;
   M: number;
