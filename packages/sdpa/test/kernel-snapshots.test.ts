@@ -29,10 +29,10 @@ const PREFILL: SdpaDims = { B: 1, Hq: 8, Hkv: 2, Lq: 1024, Lk: 1024, d: 64 };
 const DECODE: SdpaDims = { B: 1, Hq: 32, Hkv: 8, Lq: 1, Lk: 32768, d: 128 };
 const CAUSAL: SdpaOptions = { causal: true };
 
-/** The text a variant compiles: its override constants, then its module. */
-function resolved(label: string, constants: Readonly<Record<string, number>>, code: string): string {
-  const overrides = Object.entries(constants).map(([name, value]) => `//   ${name} = ${value}`);
-  return [`// ${label}`, '// override constants:', ...overrides, '', code].join('\n');
+/** The text a variant compiles: its override constants for each plan (one per head size), then its module. */
+function resolved(plans: readonly { readonly summary: string; readonly constants: Readonly<Record<string, number>> }[], code: string): string {
+  const lines = plans.flatMap(({ summary, constants }) => [`// ${summary}; override constants:`, ...Object.entries(constants).map(([name, value]) => `//   ${name} = ${value}`)]);
+  return [...lines, '', code].join('\n');
 }
 
 const planned = <T>(plan: T | string): T => {
@@ -44,24 +44,22 @@ const snapshot = (name: string): string => `__snapshots__/kernels/${name}.wgsl`;
 
 describe('resolved product kernels (the WGSL that compiles)', () => {
   for (const dtype of ['f32', 'f16'] as TensorType[]) {
-    for (const d of [64, 128]) {
-      it(`attention-fp32, ${dtype} tensors, d = ${d}`, async () => {
-        const plan = planned(fp32Plan(sdpaProblem({ ...PREFILL, d }, CAUSAL), H100_LIKE, true, dtype));
-        await expect(resolved(plan.summary, plan.constants, plan.kernel.code)).toMatchFileSnapshot(snapshot(`attention-fp32-${dtype}-d${d}`));
-      });
-      // f32 tensors take high and low f16 parts (PARTS = 2), f16 tensors one part.
-      it(`attention-matrix, ${dtype} tensors (${dtype === 'f32' ? 'two parts' : 'one part'}), d = ${d}`, async () => {
-        const plan = planned(matrixPlan(sdpaProblem({ ...PREFILL, d }, CAUSAL), H100_LIKE, true, dtype));
-        await expect(resolved(plan.summary, plan.constants, plan.kernel.code)).toMatchFileSnapshot(snapshot(`attention-matrix-${dtype}-d${d}`));
-      });
-    }
+    // One module per tensor type; the head size changes only the override constants.
+    it(`attention-fp32, ${dtype} tensors, d = 64 and 128`, async () => {
+      const plans = [64, 128].map((d) => planned(fp32Plan(sdpaProblem({ ...PREFILL, d }, CAUSAL), H100_LIKE, true, dtype)));
+      await expect(resolved(plans, plans[0]!.kernel.code)).toMatchFileSnapshot(snapshot(`attention-fp32-${dtype}`));
+    });
+    // f32 tensors take high and low f16 parts (PARTS = 2), f16 tensors one part.
+    it(`attention-matrix, ${dtype} tensors (${dtype === 'f32' ? 'two parts' : 'one part'}), d = 64 and 128`, async () => {
+      const plans = [64, 128].map((d) => planned(matrixPlan(sdpaProblem({ ...PREFILL, d }, CAUSAL), H100_LIKE, true, dtype)));
+      await expect(resolved(plans, plans[0]!.kernel.code)).toMatchFileSnapshot(snapshot(`attention-matrix-${dtype}`));
+    });
     it(`attention-decode, ${dtype} tensors`, async () => {
       const plan = planned(decodePlan(sdpaProblem(DECODE), H100_LIKE, false, dtype));
-      const kernel = forTensorType(ATTENTION_DECODE_KERNEL, dtype);
-      await expect(resolved(plan.summary, plan.constants, kernel.code)).toMatchFileSnapshot(snapshot(`attention-decode-${dtype}`));
+      await expect(resolved([plan], forTensorType(ATTENTION_DECODE_KERNEL, dtype).code)).toMatchFileSnapshot(snapshot(`attention-decode-${dtype}`));
     });
   }
   it('append-cache', async () => {
-    await expect(resolved('the cache append', {}, APPEND_CACHE_KERNEL.code)).toMatchFileSnapshot(snapshot('append-cache'));
+    await expect(resolved([{ summary: 'the cache append (WG set by its host)', constants: {} }], APPEND_CACHE_KERNEL.code)).toMatchFileSnapshot(snapshot('append-cache'));
   });
 });

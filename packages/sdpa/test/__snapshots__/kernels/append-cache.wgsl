@@ -1,5 +1,4 @@
-// the cache append
-// override constants:
+// the cache append (WG set by its host); override constants:
 
 // append-cache: a KV cache that grows in place. The caller preallocates K and V for Lk keys per head and keeps each
 // batch's valid length in a u32 buffer; `append` copies the Lnew new rows of K and V of batch b to rows

@@ -1,5 +1,4 @@
-// 4 rows per KV head, 16 keys per tile
-// override constants:
+// 4 rows per KV head, 16 keys per tile; override constants:
 //   D = 128
 //   R = 4
 //   BK = 16

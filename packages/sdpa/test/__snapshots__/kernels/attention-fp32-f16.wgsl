@@ -1,11 +1,18 @@
-// H = 2, Bc = 32, 128 invocations
-// override constants:
+// H = 2, Bc = 32, 128 invocations; override constants:
 //   D = 64
 //   H = 2
 //   BC = 32
 //   KEYS = 8
 //   WG = 128
 //   PREFETCH = 0
+//   CW = 64
+// H = 4, Bc = 16, 128 invocations; override constants:
+//   D = 128
+//   H = 4
+//   BC = 16
+//   KEYS = 8
+//   WG = 128
+//   PREFETCH = 1
 //   CW = 64
 
 // attention-fp32: lean-loop's kernel (rung 20) for attention as models call it: heads and grouped KV heads in either

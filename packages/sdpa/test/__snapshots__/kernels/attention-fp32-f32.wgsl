@@ -1,5 +1,12 @@
-// H = 4, Bc = 16, 128 invocations
-// override constants:
+// H = 2, Bc = 32, 128 invocations; override constants:
+//   D = 64
+//   H = 2
+//   BC = 32
+//   KEYS = 8
+//   WG = 128
+//   PREFETCH = 0
+//   CW = 64
+// H = 4, Bc = 16, 128 invocations; override constants:
 //   D = 128
 //   H = 4
 //   BC = 16

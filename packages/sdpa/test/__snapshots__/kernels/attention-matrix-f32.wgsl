@@ -1,9 +1,14 @@
-// 4 subgroups, f16 products
-// override constants:
+// 4 subgroups, high and low f16 parts; override constants:
 //   D = 64
 //   NSG = 4
-//   PARTS = 1
+//   PARTS = 2
 //   OW = 64
+//   CW = 64
+// 2 subgroups, high and low f16 parts, O flushed 32 columns at a time; override constants:
+//   D = 128
+//   NSG = 2
+//   PARTS = 2
+//   OW = 32
 //   CW = 64
 
 // attention-matrix: resident-o's matrix-unit loop (rung 24) for attention as models call it, with the heads, groups,
@@ -36,9 +41,9 @@ enable subgroups;
 enable chromium_experimental_subgroup_matrix;
 
 // How Q, K, V and O are held in memory, four elements at a time; the f16 variant replaces these lines (kernel-support.ts).
-alias Packed = vec2<u32>;
-fn unpack(x: Packed) -> vec4<f32> { return vec4<f32>(unpack2x16float(x.x), unpack2x16float(x.y)); }
-fn pack(x: vec4<f32>) -> Packed { let c = clamp(x, vec4<f32>(-65504.0), vec4<f32>(65504.0)); return vec2<u32>(pack2x16float(c.xy), pack2x16float(c.zw)); }
+alias Packed = vec4<f32>;
+fn unpack(x: Packed) -> vec4<f32> { return x; }
+fn pack(x: vec4<f32>) -> Packed { return x; }
 
 alias L = subgroup_matrix_left<f16, 16, 16>;
 alias R = subgroup_matrix_right<f16, 16, 16>;
