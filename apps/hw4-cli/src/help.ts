@@ -3,7 +3,7 @@
  * its command's options from the same table the parser uses, so no option goes missing from its help.
  */
 import { DATA_KINDS } from '@fa/io/node';
-import { LADDER } from '@fa/ladder';
+import { IMPLEMENTATIONS } from '@fa/ladder';
 import type { Options } from './args.js';
 import { BENCH_OPTIONS, CHECK_OPTIONS, CONFORMANCE_OPTIONS, GEN_OPTIONS, LADDER_OPTIONS, LIST_OPTIONS, RUN_OPTIONS, SDPA_OPTIONS, SWEEP_OPTIONS } from './command-line.js';
 import { DEFAULT_BENCH_SHAPES } from './commands/bench.js';
@@ -13,7 +13,7 @@ import { TILES_DEFAULT_SHAPE, TILES_RUNGS } from './commands/sweep-tiles.js';
 
 /** Value name and description of each option, by long name. Options shared by several commands are described once. */
 const OPTION_DOCS: Record<string, readonly [value: string, text: string]> = {
-  impl: ['ID', `rung to use: ${LADDER.map((r) => r.id).join(', ')} (default: the highest rung that can run the shape here)`],
+  impl: ['ID', `rung or product kernel to use: ${IMPLEMENTATIONS.map((r) => r.id).join(', ')} (default: the fastest proven one this GPU's bench measured for the shape, see --list)`],
   threads: ['N', 'worker threads for CPU rungs (default and maximum: the cores here)'],
   'chunk-mb': ['N', 'read the input in chunks of about N MiB of whole batches (default 64)'],
   'allow-non-finite': ['', 'accept NaN/Inf in the input: rows of O that depend on them are NaN, the rest is computed'],

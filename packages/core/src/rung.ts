@@ -36,6 +36,11 @@ export interface RungDefinition {
    * its parent's.
    */
   readonly parent: string | null;
+  /**
+   * Set on the product's kernels (@fa/sdpa) run on hw4's layout: not lessons of the ladder but the kernels the lessons
+   * led to, which hw4-cli runs by default where the bench shows them at least as fast as the best proven rung.
+   */
+  readonly product?: true;
   /** WebGPU features the rung needs. */
   readonly requires?: readonly GPUFeatureName[];
   /**

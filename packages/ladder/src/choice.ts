@@ -51,7 +51,8 @@ export function shapeClass({ N, d }: Shape): string {
  * The rung to run `shape` here, and why. On a software GPU (a fallback adapter such as Mesa's lavapipe) GPU rungs run
  * on the same CPU cores, slower than the `cpu` rung, so only CPU rungs are considered. With a bench table for this
  * adapter, its fastest measured rung for the shape's class (or over all shapes) that can run the shape; without one,
- * the highest rung on the ladder that can and has float32's range. Rungs of reduced precision (`reducedPrecision`: f16 operands that may miss
+ * the product's kernel (@fa/sdpa, `product`) where it can run the shape, else the highest rung on the ladder that can and
+ * has float32's range. Rungs of reduced precision (`reducedPrecision`: f16 operands that may miss
  * the 5e-3 contract) are never chosen. Rungs of reduced range only (`reducedRange`: fp32-grade, but operands stored as
  * f16, which overflow past 65504) are chosen where the bench ranks them first, unless `needs.fullRange`: hw4-cli asks
  * for that rung too, for the chunks whose values may leave f16's range. A GPU rung without a rounding model (no proven
@@ -92,8 +93,11 @@ export function chooseRung(
       }
     }
   }
-  // Without measurements, no rung of f16 range: only the bench can show it is worth the fallback it needs.
-  const best = [...ladder].reverse().find((r) => runnable(r) && r.reducedRange === undefined);
+  // Without measurements: the product's kernel, else the highest rung without f16's range (only the bench can show a
+  // rung of f16 range is worth the fallback it needs).
+  const product = ladder.find((r) => r.product === true && runnable(r) && r.reducedRange === undefined);
+  if (product) return { rung: product, reason: "no bench table for this adapter: the product's kernel" };
+  const best = [...ladder].reverse().find((r) => r.product !== true && runnable(r) && r.reducedRange === undefined);
   if (!best) throw new Error(`no rung can run ${formatShape(shape)} here`);
   return { rung: best, reason: 'no bench table for this adapter: the highest rung on the ladder of full range that can run the shape' };
 }

@@ -22,6 +22,7 @@ import {
   vec4,
 } from '@fa/optimized';
 import { cpu, seqAttention, seqFlash } from '@fa/reference/node';
+import { hw4AttentionFp32 } from '@fa/sdpa';
 import { compensatedMatrix, f16Matrix, f16Resident, residentO, stagedMatrix } from '@fa/tensor';
 import { chooseRung } from './choice.js';
 
@@ -56,11 +57,20 @@ const RUNGS: readonly RungDefinition[] = [
 
 export const LADDER: readonly Rung[] = RUNGS.map((rung, k) => ({ ...rung, index: k + 1 }));
 
+/**
+ * The product's kernels (@fa/sdpa) on hw4's layout: not lessons, so not on the ladder, but runnable by name, checked
+ * and benched with the rungs, and chosen by default where the bench ranks them first. Numbered after the ladder.
+ */
+export const PRODUCT: readonly Rung[] = [hw4AttentionFp32].map((rung, k) => ({ ...rung, index: RUNGS.length + 1 + k }));
+
+/** Everything hw4-cli runs by name: the ladder's rungs, then the product's kernels. */
+export const IMPLEMENTATIONS: readonly Rung[] = [...LADDER, ...PRODUCT];
+
 export function findRung(id: string): Rung | undefined {
-  return LADDER.find((rung) => rung.id === id);
+  return IMPLEMENTATIONS.find((rung) => rung.id === id);
 }
 
 /** The rung hw4-cli uses when none is named (see `chooseRung` for why). */
 export function fastestRung(shape: Shape, env: RunEnv): Rung {
-  return chooseRung(shape, env, LADDER).rung;
+  return chooseRung(shape, env, IMPLEMENTATIONS).rung;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { canRun, type RunEnv } from '@fa/core';
-import { chooseRung, LADDER, shapeClass, type AdapterChoices } from '../src/index.js';
+import { chooseRung, IMPLEMENTATIONS, LADDER, PRODUCT, shapeClass, type AdapterChoices } from '../src/index.js';
 import { pretendEnv } from './pretend-gpu.js';
 
 const TABLE: AdapterChoices[] = [
@@ -48,5 +48,19 @@ describe('the automatic choice', () => {
     const software = pick({ B: 1, N: 64, d: 64 }, pretendEnv({ isFallbackAdapter: true }));
     expect(software.rung.id).toBe('cpu');
     expect(software.reason).toContain('software adapter');
+  });
+
+  it("takes the product's kernel on an adapter without a table, and where the table ranks it first", () => {
+    const shape = { B: 1, N: 64, d: 64 };
+    const other = pretendEnv({ vendor: 'other' });
+    expect(PRODUCT.map((r) => r.id)).toEqual(['attention-fp32']);
+    const untabled = chooseRung(shape, other, IMPLEMENTATIONS, TABLE);
+    expect(untabled.rung.id).toBe('attention-fp32');
+    expect(untabled.reason).toContain("product's kernel");
+    const ranked: AdapterChoices[] = [{ ...(TABLE[0] as AdapterChoices), classes: [{ shapeClass: 'N ≤ 256, d ≤ 64', ranking: ['attention-fp32', 'lean-loop'], evidence: 'x' }] }];
+    expect(chooseRung(shape, pretendEnv({}), IMPLEMENTATIONS, ranked).rung.id).toBe('attention-fp32');
+    // Where the bench ranked a rung first, the rung runs: the product is chosen on measurements, not by decree.
+    const behind: AdapterChoices[] = [{ ...(TABLE[0] as AdapterChoices), classes: [{ shapeClass: 'N ≤ 256, d ≤ 64', ranking: ['lean-loop', 'attention-fp32'], evidence: 'x' }] }];
+    expect(chooseRung(shape, pretendEnv({}), IMPLEMENTATIONS, behind).rung.id).toBe('lean-loop');
   });
 });

@@ -10,7 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { computeEntryPoints, pipelineCounts, unavailableReason, type RunEnv } from '@fa/core';
-import { checkConformance, LADDER, type ConformanceCase } from '../src/index.js';
+import { checkConformance, IMPLEMENTATIONS, type ConformanceCase } from '../src/index.js';
 import { conformanceEnv, deviceOfItsOwn } from './gpu-env.js';
 
 /**
@@ -52,7 +52,7 @@ export function describeConformance(cases: readonly ConformanceCase[], { planCla
     release();
   });
 
-  describe.each(LADDER.map((rung) => ({ rung, id: rung.id })))('rung $id', ({ rung }) => {
+  describe.each(IMPLEMENTATIONS.map((rung) => ({ rung, id: rung.id })))('rung $id', ({ rung }) => {
     /**
      * A GPU rung's devices, one per head size (`deviceOfItsOwn`): each compiles the plan classes of one d, so none
      * compiles more than a few pipelines.

@@ -12,3 +12,5 @@ export { floatToHalf, halfToFloat, floatsToHalves, halvesToFloats } from './f16.
 export { SdpaArgumentError, sdpaProblem, validCacheLengths, type SdpaBlockMask, type SdpaDims, type SdpaLayout, type SdpaMask, type SdpaOptions, type SdpaProblem } from '@fa/core';
 export { APPEND_CACHE_KERNEL, lengthsAfter, prepareCacheAppend, type CacheAppendBuffers, type CacheAppendDims, type CacheAppendOptions, type PreparedCacheAppend } from './cache/append-cache.js';
 export { checkCase as checkSdpaCase, GROUPS as SDPA_CASE_GROUPS, type Case as SdpaCase, type CaseCheck as SdpaCaseCheck, type CheckOptions as SdpaCheckOptions } from './conformance.js';
+/** The product's float32 kernel as hw4-cli runs it on the hw4 format's layout. */
+export { hw4AttentionFp32, hw4Placement, hw4Problem } from './hw4-adapter.js';

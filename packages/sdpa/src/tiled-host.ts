@@ -52,12 +52,45 @@ export interface TiledKernel {
   destroy(): void;
 }
 
-/** The kernel compiled for `problem`, with its masks and tile lists uploaded; buffers are bound per encode. `splitsSet`: key ranges per row block an experiment sets instead of the rule. */
-export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, plan: TiledPlan, splitsSet?: number): Promise<TiledKernel> {
+/**
+ * Where Q, K, V and O lie in their bindings, in vec4s (of the tensors' type), when not in the problem's layout: the
+ * strides of Q and of K and V (which share theirs), where K and V begin, and O's own strides. hw4's file holds each
+ * batch's Q, K and V one after the other in one buffer (hw4-adapter.ts); O has the layout of Q otherwise.
+ */
+export interface TensorPlacement {
+  readonly qBatch: number;
+  readonly qHead: number;
+  readonly qRow: number;
+  readonly kvBatch: number;
+  readonly kvHead: number;
+  readonly kvRow: number;
+  readonly kStart: number;
+  readonly vStart: number;
+  readonly oBatch: number;
+  readonly oHead: number;
+  readonly oRow: number;
+}
+
+/** The placement of the problem's own layout: separate tensors from offset 0, O shaped as Q. */
+function placementOf(problem: SdpaProblem): TensorPlacement {
+  const { qBatch = 0, qHead = 0, qRow = 0, kvBatch = 0, kvHead = 0, kvRow = 0 } = commonUniforms(problem);
+  return { qBatch, qHead, qRow, kvBatch, kvHead, kvRow, kStart: 0, vStart: 0, oBatch: qBatch, oHead: qHead, oRow: qRow };
+}
+
+/**
+ * The kernel compiled for `problem`, with its masks and tile lists uploaded; buffers are bound per encode. `splitsSet`:
+ * key ranges per row block an experiment sets instead of the rule; `placement`: where the tensors lie in their
+ * bindings, when not in the problem's layout.
+ */
+export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, plan: TiledPlan, splitsSet?: number, placement = placementOf(problem)): Promise<TiledKernel> {
   const { device } = gpu;
   const { Hq, Lq, Lk, d } = problem.dims;
   const { kernel, id } = plan;
-  const fields = checkUniforms(id, kernel, { ...uniformsOf(problem, 0, 1, 1), ...plan.switches });
+  const uniformsOf = (batch0: number, batches: number, splits: number, perSplit = 0): Record<string, number> => ({
+    ...bandAndMaskUniforms(problem, batch0, batches, splits, perSplit),
+    ...placement,
+  });
+  const fields = checkUniforms(id, kernel, { ...uniformsOf(0, 1, 1), ...plan.switches });
   const bindings = kernelBindings(kernel.code);
   const layout = explicitLayout(device, bindings, id);
   const pipelines = await checked(gpu, `compiling ${id} (${plan.summary}, d = ${d}, ${plan.dtype} tensors)`, () =>
@@ -96,7 +129,7 @@ export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, 
           : banded
             ? bandSplits(banded, batches * Hq)
             : { splits: Math.min(tiles, keySplits(batches * Hq * Tr, tiles) * (problem.blockMask ? BLOCK_MASK_SPLIT_FACTOR : 1)), perSplit: 0 };
-      const params = runUniforms.of(batch0, batches, () => packUniforms(fields, { ...uniformsOf(problem, batch0, batches, splits, perSplit), ...plan.switches }));
+      const params = runUniforms.of(batch0, batches, () => packUniforms(fields, { ...uniformsOf(batch0, batches, splits, perSplit), ...plan.switches }));
       const partial = splits > 1 ? scratchFor(batches * Hq * splits * Lq) : unsplit;
       if (problem.cacheLengths && !buffers.lengths) throw new RangeError(`${id}: the problem has cache lengths; bind a lengths buffer`);
       const resources: Record<string, TensorBinding> = {
@@ -203,8 +236,8 @@ export function kernelMask(mask: NonNullable<SdpaProblem['mask']>): Float32Array
   return out;
 }
 
-/** The uniform's values for a run of `batches` batches from `batch0`. */
-function uniformsOf(problem: SdpaProblem, batch0: number, batches: number, splits: number, perSplit = 0): Record<string, number> {
+/** The uniform's values for a run of `batches` batches from `batch0`, but where the tensors lie (TensorPlacement). */
+function bandAndMaskUniforms(problem: SdpaProblem, batch0: number, batches: number, splits: number, perSplit = 0): Record<string, number> {
   const m = problem.mask?.strides ?? { b: 0, h: 0, i: 0, j: 0 };
   const bm = problem.blockMask;
   const bs = bm?.strides ?? { b: 0, h: 0, i: 0, j: 0 };

@@ -15,6 +15,11 @@ struct Params {
   kvBatch: u32,            // strides of K and V in vec4s
   kvHead: u32,
   kvRow: u32,
+  kStart: u32,             // where K and V begin in their bindings, in vec4s: 0, unless Q, K and V share one buffer
+  vStart: u32,             // (hw4's file layout, each batch Q then K then V: hw4-adapter.ts)
+  oBatch: u32,             // strides of O in vec4s: Q's, unless Q lies packed with K and V
+  oHead: u32,
+  oRow: u32,
   scaleLog2: f32,          // scale·log2(e)
   left: i32,               // keys before the diagonal a row sees (a large number when unbounded)
   right: i32,              // keys after it (0 when causal)

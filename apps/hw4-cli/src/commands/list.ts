@@ -4,7 +4,7 @@
  */
 import { adapterName, unavailableReason, type AdapterReport, type RunEnv } from '@fa/core';
 import { formatBytes, formatShape, parseShape, type Shape } from '@fa/io/node';
-import { chooseRung, LADDER } from '@fa/ladder';
+import { chooseRung, IMPLEMENTATIONS } from '@fa/ladder';
 import { parse, stringFlag } from '../args.js';
 import { LIST_OPTIONS } from '../command-line.js';
 import { DEFAULT_BENCH_SHAPES } from './bench.js';
@@ -36,12 +36,14 @@ export interface ListedRung {
   reducedPrecision?: 'f16';
   /** Operands kept in f16's range (up to 65504): only run when named, and refused on inputs beyond it. */
   reducedRange?: 'f16';
+  /** A product kernel (@fa/sdpa) on hw4's layout, not a lesson of the ladder. */
+  product?: true;
   available: boolean;
   reason?: string;
 }
 
 export function listRungs(env: RunEnv): ListedRung[] {
-  return LADDER.map((rung) => {
+  return IMPLEMENTATIONS.map((rung) => {
     const reason = unavailableReason(rung, env);
     const entry: ListedRung = {
       id: rung.id,
@@ -53,6 +55,7 @@ export function listRungs(env: RunEnv): ListedRung[] {
       requires: [...(rung.requires ?? [])],
       ...(rung.reducedPrecision ? { reducedPrecision: rung.reducedPrecision } : {}),
       ...(rung.reducedRange ? { reducedRange: rung.reducedRange } : {}),
+      ...(rung.product ? { product: rung.product } : {}),
       available: reason === undefined,
     };
     if (reason !== undefined) entry.reason = reason;
@@ -69,7 +72,7 @@ export interface ListedChoice {
 
 export function listChoices(env: RunEnv, shapes: readonly Shape[]): ListedChoice[] {
   return shapes.map((shape) => {
-    const { rung, reason } = chooseRung(shape, env, LADDER);
+    const { rung, reason } = chooseRung(shape, env, IMPLEMENTATIONS);
     return { shape, rung: rung.id, reason };
   });
 }
@@ -90,8 +93,8 @@ export function listReport(env: RunEnv, shapes: readonly Shape[]): ListReport {
 }
 
 export function formatList(env: RunEnv, shapes: readonly Shape[]): string {
-  const rows = listRungs(env).map((r) => [String(r.index), r.id, r.kind, r.available ? 'yes' : 'no', r.available ? r.title : r.reason ?? '']);
-  const lines = ['Rungs, slowest idea first:', textTable(['#', 'id', 'kind', 'here', 'title, or why not here'], rows), ''];
+  const rows = listRungs(env).map((r) => [r.product ? 'product' : String(r.index), r.id, r.kind, r.available ? 'yes' : 'no', r.available ? r.title : r.reason ?? '']);
+  const lines = ["Rungs, slowest idea first, then the product's kernels (@fa/sdpa):", textTable(['#', 'id', 'kind', 'here', 'title, or why not here'], rows), ''];
   lines.push(env.gpu ? formatAdapter(env.gpu.report) : `GPU: none (${env.gpuUnavailableReason ?? 'unknown reason'})`);
   lines.push('', 'Without --impl, hw4-cli would use (choose another shape with --shape B,N,d):');
   for (const choice of listChoices(env, shapes)) lines.push(`  ${formatShape(choice.shape)}: ${choice.rung}, ${choice.reason}`);

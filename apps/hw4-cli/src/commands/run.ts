@@ -26,7 +26,7 @@ import {
   type OutputWriter,
   type Shape,
 } from '@fa/io/node';
-import { chooseRung, fastestRung, findRung, LADDER } from '@fa/ladder';
+import { chooseRung, fastestRung, findRung, IMPLEMENTATIONS } from '@fa/ladder';
 import { ACCURATE_RUNG_IDS, chooseForAccuracy, describeRisk, fp32Risk, type AccuracyPolicy, type Fp32Risk } from '../accuracy.js';
 import { expectPositionals, isPositiveInteger, numberFlag, parse, stringFlag } from '../args.js';
 import { RUN_OPTIONS } from '../command-line.js';
@@ -42,13 +42,13 @@ import { seconds, textTable } from '../table.js';
 
 export function resolveRung(id: string): Rung {
   const rung = findRung(id);
-  if (!rung) throw new UsageError(`unknown rung "${id}"; choose one of ${LADDER.map((r) => r.id).join(', ')} (see --list)`);
+  if (!rung) throw new UsageError(`unknown rung "${id}"; choose one of ${IMPLEMENTATIONS.map((r) => r.id).join(', ')} (see --list)`);
   return rung;
 }
 
 /** The rungs of a comma-separated --impl list, or the whole ladder when there is none. */
 export function resolveRungs(list: string | undefined): readonly Rung[] {
-  return list === undefined ? LADDER : list.split(',').map((id) => resolveRung(id.trim()));
+  return list === undefined ? IMPLEMENTATIONS : list.split(',').map((id) => resolveRung(id.trim()));
 }
 
 /** Whether any of these rungs runs on the GPU (a command that runs CPU rungs only does not start it). */
@@ -101,7 +101,7 @@ export async function runCommand(args: string[]): Promise<number> {
         tolerance: DEFAULT_TOLERANCE,
         accurate: resolveRung('cpu'),
         // A default rung of f16 range hands the chunks beyond it to the fastest rung without that limit.
-        ...(chosen === undefined && rung.reducedRange !== undefined ? { fullRange: chooseRung(shape, env, LADDER, undefined, { fullRange: true }).rung } : {}),
+        ...(chosen === undefined && rung.reducedRange !== undefined ? { fullRange: chooseRung(shape, env, IMPLEMENTATIONS, undefined, { fullRange: true }).rung } : {}),
       };
       const progress = Progress.forStderr(shape.B, 'batches', out.quiet, inputBatchBytes(shape));
       let result: StreamResult;

@@ -126,7 +126,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   if (pair >= params.bh) { return; }
   let b = pair / params.Hq;
   let hq = pair % params.Hq;
-  let qBase = b * params.qBatch + hq * params.qHead;   // Q and O of (b, hq), in vec4s
+  let qBase = b * params.qBatch + hq * params.qHead;   // Q of (b, hq), in vec4s
+  let oBase = b * params.oBatch + hq * params.oHead;   // O of (b, hq)
   let kvBase = b * params.kvBatch + (hq / params.GROUP) * params.kvHead;
   let bm = b + params.batch0;        // the batch in the masks
   if (params.cached == 1u && t == 0u) { lengthShared = min(tileLists[bm], params.Lk); }
@@ -199,8 +200,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
       let key = tileAt(nBegin, jFirst, listStart) * BC + e / D4V;
       if (e < BC * D4V && nBegin < nEnd && key < Lk) {
         let at = kvBase + key * params.kvRow + e % D4V;
-        kNext[n] = unpack(k[at]);
-        vNext[n] = unpack(v[at]);
+        kNext[n] = unpack(k[params.kStart + at]);
+        vNext[n] = unpack(v[params.vStart + at]);
       }
     }
   }
@@ -219,8 +220,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
           var vv = vec4<f32>(0.0);
           if (key0 + e / D4V < Lk) {
             let at = kvBase + (key0 + e / D4V) * params.kvRow + e % D4V;
-            kv = unpack(k[at]);
-            vv = unpack(v[at]);
+            kv = unpack(k[params.kStart + at]);
+            vv = unpack(v[params.vStart + at]);
           }
           Kj[onChip(e)] = kv;
           Vj[onChip(e)] = vv;
@@ -236,8 +237,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         vNext[n] = vec4<f32>(0.0);
         if (e < BC * D4V && next0 + e / D4V < Lk) {
           let at = kvBase + (next0 + e / D4V) * params.kvRow + e % D4V;
-          kNext[n] = unpack(k[at]);
-          vNext[n] = unpack(v[at]);
+          kNext[n] = unpack(k[params.kStart + at]);
+          vNext[n] = unpack(v[params.vStart + at]);
         }
       }
     }
@@ -380,8 +381,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     }
   }
   if (params.splits == 1u) {  // O_i = O / ℓ_i, or 0 for a row that saw no key; its log-sum-exp, or −∞
-    if (row0 < Lq) { finish(qBase + row0 * params.qRow, pair * Lq + row0, h, m0, l0, o0); }
-    if (row1 < Lq) { finish(qBase + row1 * params.qRow, pair * Lq + row1, h, m1, l1, o1); }
+    if (row0 < Lq) { finish(oBase + row0 * params.oRow, pair * Lq + row0, h, m0, l0, o0); }
+    if (row1 < Lq) { finish(oBase + row1 * params.oRow, pair * Lq + row1, h, m1, l1, o1); }
     return;
   }
   // This range's unnormalized O, m and ℓ of both rows, for `combine`.

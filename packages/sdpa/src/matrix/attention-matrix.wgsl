@@ -135,7 +135,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   if (pair >= params.bh) { return; }
   let b = pair / params.Hq;
   let hq = pair % params.Hq;
-  let qBase = b * params.qBatch + hq * params.qHead;   // Q and O of (b, hq), in vec4s
+  let qBase = b * params.qBatch + hq * params.qHead;   // Q of (b, hq), in vec4s
+  let oBase = b * params.oBatch + hq * params.oHead;   // O of (b, hq)
   let kvBase = b * params.kvBatch + (hq / params.GROUP) * params.kvHead;
   let bm = b + params.batch0;        // the batch in the masks
   if (params.cached == 1u && t == 0u) { shared4.w = min(tileLists[bm], params.Lk); }
@@ -214,8 +215,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       var vx = vec4<f32>(0.0);
       if (key0 + row < Lk) {
         let at = kvBase + (key0 + row) * params.kvRow + e % D4V;
-        kx = unpack(k[at]);
-        vx = unpack(v[at]);
+        kx = unpack(k[params.kStart + at]);
+        vx = unpack(v[params.vStart + at]);
       }
       put4(row * KS + 4u * (e % D4V), kx, KT);
       put4(PARTS * KT + row * KS + 4u * (e % D4V), vx, KT);
@@ -341,7 +342,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   if (params.splits == 1u) {  // O_i = O / ℓ_i, or 0 for a row that saw no key; its log-sum-exp, or −∞
     let seen = m > LOWEST;
     for (var x = 0u; x < D8; x++) {
-      O[qBase + rowQ * params.qRow + colOf(x, rot, h)] = pack(select(vec4<f32>(0.0), oRow[x] / lRow, seen));
+      O[oBase + rowQ * params.oRow + colOf(x, rot, h)] = pack(select(vec4<f32>(0.0), oRow[x] / lRow, seen));
     }
     if (params.writeLse == 1u && h == 0u) {
       lse[pair * Lq + rowQ] = select(bitcast<f32>(params.minusInfinity), naturalLse(m + log2(lRow)), seen);

@@ -143,7 +143,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   if (pair >= params.bh) { return; }
   let b = pair / params.Hq;
   let hq = pair % params.Hq;
-  let qBase = b * params.qBatch + hq * params.qHead;   // Q and O of (b, hq), in vec4s
+  let qBase = b * params.qBatch + hq * params.qHead;   // Q of (b, hq), in vec4s
+  let oBase = b * params.oBatch + hq * params.oHead;   // O of (b, hq)
   let kvBase = b * params.kvBatch + (hq / params.GROUP) * params.kvHead;
   let bm = b + params.batch0;        // the batch in the masks
   if (params.cached == 1u && t == 0u) { lengthShared = min(tileLists[bm], params.Lk); }
@@ -216,8 +217,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
       let key = tileAt(nBegin, jFirst, listStart) * BC + e / D4V;
       if (e < BC * D4V && nBegin < nEnd && key < Lk) {
         let at = kvBase + key * params.kvRow + e % D4V;
-        kNext[n] = unpack(k[at]);
-        vNext[n] = unpack(v[at]);
+        kNext[n] = unpack(k[params.kStart + at]);
+        vNext[n] = unpack(v[params.vStart + at]);
       }
     }
   }
@@ -236,8 +237,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
           var vv = vec4<f32>(0.0);
           if (key0 + e / D4V < Lk) {
             let at = kvBase + (key0 + e / D4V) * params.kvRow + e % D4V;
-            kv = unpack(k[at]);
-            vv = unpack(v[at]);
+            kv = unpack(k[params.kStart + at]);
+            vv = unpack(v[params.vStart + at]);
           }
           Kj[onChip(e)] = kv;
           Vj[onChip(e)] = vv;
@@ -253,8 +254,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         vNext[n] = vec4<f32>(0.0);
         if (e < BC * D4V && next0 + e / D4V < Lk) {
           let at = kvBase + (next0 + e / D4V) * params.kvRow + e % D4V;
-          kNext[n] = unpack(k[at]);
-          vNext[n] = unpack(v[at]);
+          kNext[n] = unpack(k[params.kStart + at]);
+          vNext[n] = unpack(v[params.vStart + at]);
         }
       }
     }
@@ -397,8 +398,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     }
   }
   if (params.splits == 1u) {  // O_i = O / ℓ_i, or 0 for a row that saw no key; its log-sum-exp, or −∞
-    if (row0 < Lq) { finish(qBase + row0 * params.qRow, pair * Lq + row0, h, m0, l0, o0); }
-    if (row1 < Lq) { finish(qBase + row1 * params.qRow, pair * Lq + row1, h, m1, l1, o1); }
+    if (row0 < Lq) { finish(oBase + row0 * params.oRow, pair * Lq + row0, h, m0, l0, o0); }
+    if (row1 < Lq) { finish(oBase + row1 * params.oRow, pair * Lq + row1, h, m1, l1, o1); }
     return;
   }
   // This range's unnormalized O, m and ℓ of both rows, for `combine`.
@@ -445,6 +446,11 @@ struct Params {
   kvBatch: u32,            // strides of K and V in vec4s
   kvHead: u32,
   kvRow: u32,
+  kStart: u32,             // where K and V begin in their bindings, in vec4s: 0, unless Q, K and V share one buffer
+  vStart: u32,             // (hw4's file layout, each batch Q then K then V: hw4-adapter.ts)
+  oBatch: u32,             // strides of O in vec4s: Q's, unless Q lies packed with K and V
+  oHead: u32,
+  oRow: u32,
   scaleLog2: f32,          // scale·log2(e)
   left: i32,               // keys before the diagonal a row sees (a large number when unbounded)
   right: i32,              // keys after it (0 when causal)
@@ -542,6 +548,6 @@ fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
   let seen = M > LOWEST;
   let b = pair / params.Hq;
   let hq = pair % params.Hq;
-  O[b * params.qBatch + hq * params.qHead + row * params.qRow + col] = pack(select(vec4<f32>(0.0), o / l, seen));
+  O[b * params.oBatch + hq * params.oHead + row * params.oRow + col] = pack(select(vec4<f32>(0.0), o / l, seen));
   if (params.writeLse == 1u && col == 0u) { lse[pair * Lq + row] = select(bitcast<f32>(params.minusInfinity), naturalLse(M + log2(l)), seen); }
 }

@@ -148,7 +148,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   if (pair >= params.bh) { return; }
   let b = pair / params.Hq;
   let hq = pair % params.Hq;
-  let qBase = b * params.qBatch + hq * params.qHead;   // Q and O of (b, hq), in vec4s
+  let qBase = b * params.qBatch + hq * params.qHead;   // Q of (b, hq), in vec4s
+  let oBase = b * params.oBatch + hq * params.oHead;   // O of (b, hq)
   let kvBase = b * params.kvBatch + (hq / params.GROUP) * params.kvHead;
   let bm = b + params.batch0;        // the batch in the masks
   if (params.cached == 1u && t == 0u) { shared4.w = min(tileLists[bm], params.Lk); }
@@ -227,8 +228,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       var vx = vec4<f32>(0.0);
       if (key0 + row < Lk) {
         let at = kvBase + (key0 + row) * params.kvRow + e % D4V;
-        kx = unpack(k[at]);
-        vx = unpack(v[at]);
+        kx = unpack(k[params.kStart + at]);
+        vx = unpack(v[params.vStart + at]);
       }
       put4(row * KS + 4u * (e % D4V), kx, KT);
       put4(PARTS * KT + row * KS + 4u * (e % D4V), vx, KT);
@@ -354,7 +355,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   if (params.splits == 1u) {  // O_i = O / ℓ_i, or 0 for a row that saw no key; its log-sum-exp, or −∞
     let seen = m > LOWEST;
     for (var x = 0u; x < D8; x++) {
-      O[qBase + rowQ * params.qRow + colOf(x, rot, h)] = pack(select(vec4<f32>(0.0), oRow[x] / lRow, seen));
+      O[oBase + rowQ * params.oRow + colOf(x, rot, h)] = pack(select(vec4<f32>(0.0), oRow[x] / lRow, seen));
     }
     if (params.writeLse == 1u && h == 0u) {
       lse[pair * Lq + rowQ] = select(bitcast<f32>(params.minusInfinity), naturalLse(m + log2(lRow)), seen);
@@ -384,6 +385,11 @@ struct Params {
   kvBatch: u32,            // strides of K and V in vec4s
   kvHead: u32,
   kvRow: u32,
+  kStart: u32,             // where K and V begin in their bindings, in vec4s: 0, unless Q, K and V share one buffer
+  vStart: u32,             // (hw4's file layout, each batch Q then K then V: hw4-adapter.ts)
+  oBatch: u32,             // strides of O in vec4s: Q's, unless Q lies packed with K and V
+  oHead: u32,
+  oRow: u32,
   scaleLog2: f32,          // scale·log2(e)
   left: i32,               // keys before the diagonal a row sees (a large number when unbounded)
   right: i32,              // keys after it (0 when causal)
@@ -481,6 +487,6 @@ fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
   let seen = M > LOWEST;
   let b = pair / params.Hq;
   let hq = pair % params.Hq;
-  O[b * params.qBatch + hq * params.qHead + row * params.qRow + col] = pack(select(vec4<f32>(0.0), o / l, seen));
+  O[b * params.oBatch + hq * params.oHead + row * params.oRow + col] = pack(select(vec4<f32>(0.0), o / l, seen));
   if (params.writeLse == 1u && col == 0u) { lse[pair * Lq + row] = select(bitcast<f32>(params.minusInfinity), naturalLse(M + log2(l)), seen); }
 }
