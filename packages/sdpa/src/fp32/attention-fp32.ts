@@ -2,7 +2,7 @@
  * The float32 attention kernel (attention-fp32.wgsl, lean-loop's loop with heads, groups, bands and masks): its plan for
  * a problem on an adapter. The host that compiles and runs it is tiled-host.ts, shared with attention-matrix.
  */
-import { gpuHeadSizeSupport, ROW_SPLIT_LAYOUT, rowGroupTilesFor, rowSplitBytes, rowSplitTiles, type GpuContext, type KernelSource, type RowGroupLayout, type SdpaProblem } from '@fa/core';
+import { gpuHeadSizeSupport, ROW_SPLIT_LAYOUT, rowGroupTilesFor, rowSplitBytes, rowSplitTiles, type GpuContext, type KernelSource, type RowGroupLayout, type RowSplitTiles, type SdpaProblem } from '@fa/core';
 import { COMBINE_WORKGROUP, forTensorType, type TensorType } from '../kernel-support.js';
 import { tiledKernel, type TiledPlan } from '../tiled-host.js';
 import code from './attention-fp32.wgsl';
@@ -17,7 +17,29 @@ export function attentionKernel(dtype: TensorType): KernelSource {
 /** lean-loop's rows and register bounds: a step scores up to 16 keys, so Bc is a multiple of 16. */
 const LAYOUT: RowGroupLayout = { ...ROW_SPLIT_LAYOUT, keysPerStep: 16 };
 
+/** four-rows' (rung 21): four rows per group, at most 4 vec4 columns of each per invocation, 8 keys per step. */
+const FOUR_ROWS_LAYOUT: RowGroupLayout = { rows: 4, C_MAX: 4, LD_MAX: 8, keysPerStep: 8 };
+
+/** four-rows' tiles for every H: 16-key tiles in workgroups of 128, the next tile prefetched (docs/rungs/21-four-rows.md). */
+const fourRowsTiles = (H: number): RowSplitTiles => ({ H, BC: 16, WG: 128, prefetch: true });
+
+/**
+ * Head sizes where four rows per group run: d = 128, where they halve the reads of workgroup memory per multiply-add
+ * (H = 8). At d ≤ 64 the extra shuffle level costs more than the halved reads save, and at d = 80 or 100 the padded
+ * rows of H·C vec4s add 20-28% to the work (rung 21's measurements; the product's: docs/sdpa.md).
+ */
+const FOUR_ROWS_HEAD_SIZES: readonly number[] = [128];
+
 export type Fp32Plan = TiledPlan;
+
+/**
+ * Whether a problem has no band, element or block mask and no cache lengths: the kernel is then compiled with
+ * GENERAL = 0, and their tests fold away. Measured on the H100 (hw4's shapes as one head per batch, ms, lean-loop
+ * beside it): docs/sdpa.md.
+ */
+export function plainProblem(problem: SdpaProblem): boolean {
+  return !problem.mask && !problem.blockMask && !problem.cacheLengths && !Number.isFinite(problem.left) && !Number.isFinite(problem.right);
+}
 
 /** The kernel's plan for `problem` on this adapter, or why it cannot run it. */
 export function fp32Plan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dtype: TensorType = 'f32'): Fp32Plan | string {
@@ -26,11 +48,13 @@ export function fp32Plan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dt
   if (problem.blockMask && problem.cacheLengths) return 'a block mask with cache lengths (the tile lists are built for Lk keys)';
   const head = gpuHeadSizeSupport({ B: 1, N: 1, d });
   if (head !== true) return head;
-  const tiles = rowGroupTilesFor({ B: 1, N: problem.dims.Lq, d }, gpu, LAYOUT, rowSplitTiles);
+  const fourRows = FOUR_ROWS_HEAD_SIZES.includes(d) ? rowGroupTilesFor({ B: 1, N: problem.dims.Lq, d }, gpu, FOUR_ROWS_LAYOUT, fourRowsTiles) : undefined;
+  const ROWS = fourRows !== undefined && typeof fourRows !== 'string' ? 4 : 2;
+  const tiles = ROWS === 4 ? (fourRows as RowSplitTiles) : rowGroupTilesFor({ B: 1, N: problem.dims.Lq, d }, gpu, LAYOUT, rowSplitTiles);
   if (typeof tiles === 'string') return tiles;
   const { H, BC, WG } = tiles;
   const blocks = problem.blockMask;
-  const BR = (WG / H) * 2;
+  const BR = (WG / H) * ROWS;
   const blockTiles = blocks !== undefined && blocks.rows % BR === 0 && blocks.keys % BC === 0;
   return {
     id: 'attention-fp32',
@@ -44,12 +68,14 @@ export function fp32Plan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dt
       WG,
       PREFETCH: tiles.prefetch ? 1 : 0,
       CW: COMBINE_WORKGROUP,
+      ROWS,
+      GENERAL: plainProblem(problem) ? 0 : 1,
     },
     switches: { mask: problem.mask ? 1 : 0, blocks: blocks ? 1 : 0, blockTiles: blockTiles ? 1 : 0, writeLse: lse ? 1 : 0, cached: problem.cacheLengths ? 1 : 0 },
     BR,
     BC,
     workgroupBytes: rowSplitBytes(d, tiles),
-    summary: `H = ${H}, Bc = ${BC}, ${WG} invocations`,
+    summary: `H = ${H}, ${ROWS} rows per group, Bc = ${BC}, ${WG} invocations`,
   };
 }
 

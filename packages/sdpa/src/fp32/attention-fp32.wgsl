@@ -3,13 +3,15 @@
 //
 // Promoted from rung 20 lean-loop (packages/optimized/src/20-lean-loop, a lesson that stays as it landed): its row
 // groups of H invocations on two rows with Q, S, P̃ and O in registers, its steps of multiply-add chains, each step's
-// P̃·V summed apart for the error bound, and rung 19's key ranges merged by `combine`. This file is the product's and is
-// improved in place; docs/sdpa.md records what it took from which rung and what changed since, and has its
-// measurements.
+// P̃·V summed apart for the error bound, and rung 19's key ranges merged by `combine`; from rung 21 four-rows, four
+// rows per group where C ≤ 4 (ROWS = 4, the host's choice at d = 128), so that each vec4 read from workgroup memory
+// feeds twice the multiply-adds. This file is the product's and is improved in place; docs/sdpa.md records what it
+// took from which rung and what changed since, and has its measurements.
 //
 // Changed from lean-loop, what a model's attention needs and nothing else (docs/sdpa.md):
 // - Q, K, V and O are separate tensors, [B, H, L, d] or [B, L, H, d]: each row is found through per-tensor strides
-//   (batch, head, row) in the uniform, and query head h reads KV head ⌊h / GROUP⌋, so grouped heads need no copy.
+//   (batch, head, row) in the uniform (with where K and V start, and O's own strides, for hw4's file read in place),
+//   and query head h reads KV head ⌊h / GROUP⌋, so grouped heads need no copy.
 // - A workgroup owns BR query rows of one (batch, head). Its rows see keys in the band [i + Lk − Lq − left,
 //   i + Lk − Lq + right] only, so the tile loop runs from the first tile any of its rows sees to the last: a causal
 //   prefill skips the tiles above the diagonal and costs about half.
@@ -25,6 +27,8 @@
 //   workgroup each, merged by `combine` (lean-loop's key ranges, with ranges of the row block's own tiles).
 // - With cache lengths (`cached` = 1) each workgroup reads its batch's length once and runs its band over those keys.
 // - Q, K, V and O are read and written as `Packed`: f32, or in the host's f16 variant f16 pairs (see below).
+// - A problem with none of the above (GENERAL = 0: no band, mask or cache lengths) compiles without their tests, so it
+//   keeps lean-loop's registers and prologue.
 
 enable subgroups;
 
@@ -44,6 +48,8 @@ override KEYS: u32;       // keys per step of the inner loop: 8, or 16 when H = 
 override WG: u32;         // invocations per workgroup, a multiple of H
 override PREFETCH: u32;   // 1: load the next tile into registers while this one computes
 override CW: u32;         // invocations per workgroup of `combine`
+override ROWS: u32;       // query rows per row group: 2, or 4 (four-rows', rung 21) where C ≤ 4 and KEYS = 8
+override GENERAL: u32;    // 0: the plain problem (no band, element or block mask, cache lengths): their tests fold away
 
 const C_MAX: u32 = 8u;    // most vec4 columns of a row per invocation: D/4 over H, rounded up
 const LD_MAX: u32 = 8u;   // most vec4s of K_j (and of V_j) one invocation loads per tile
@@ -56,7 +62,7 @@ override D4V: u32 = D / 4u;                       // vec4s per row
 override C: u32 = (D / 4u + H - 1u) / H;          // vec4 columns per invocation
 override KS: u32 = H * C;                         // row stride of K_j, V_j: D/4 rounded up to H·C, padded with 0
 override PAD: u32 = KS - D4V;                     // padding vec4s per row (0 when H divides D/4)
-override BR: u32 = WG / H * 2u;                   // query rows per workgroup: two per row group
+override BR: u32 = WG / H * ROWS;                 // query rows per workgroup: ROWS per row group
 override LD: u32 = (BC * D / 4u + WG - 1u) / WG;  // vec4s of K_j (and V_j) per invocation per tile
 
 var<workgroup> Kj: array<vec4<f32>, BC * KS>;
@@ -89,9 +95,22 @@ fn addPV(o: vec4<f32>, p: vec4<f32>, v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>
 
 const TAU: f32 = 8.0;          // how far a score may pass m_i before O and ℓ are rescaled (P̃ ≤ 2^TAU)
 
+// One shuffle level of a row group's sum: each of two rows' scores of keys c .. c + 7 plus its partner's at distance `lane`.
+fn sumShares(a0: ptr<function, vec4<f32>>, b0: ptr<function, vec4<f32>>, a1: ptr<function, vec4<f32>>, b1: ptr<function, vec4<f32>>, lane: u32) {
+  *a0 += subgroupShuffleXor(*a0, lane);
+  *b0 += subgroupShuffleXor(*b0, lane);
+  *a1 += subgroupShuffleXor(*a1, lane);
+  *b1 += subgroupShuffleXor(*b1, lane);
+}
+
+// Scores of tile keys c .. c + 3, LOWEST for those at or past `keys` (the keys of the tile that exist).
+fn pastKeys(s: vec4<f32>, c: u32, keys: u32) -> vec4<f32> {
+  return select(s, vec4<f32>(LOWEST), vec4<u32>(c, c + 1u, c + 2u, c + 3u) >= vec4<u32>(keys));
+}
+
 // Tile `step` of a workgroup's tiles: jFirst + step in its band, or entry `step` of its list under a block mask.
 fn tileAt(step: u32, jFirst: u32, listStart: u32) -> u32 {
-  if (params.blocks == 1u) { return tileLists[listStart + step]; }
+  if (GENERAL == 1u && params.blocks == 1u) { return tileLists[listStart + step]; }
   return jFirst + step;
 }
 
@@ -101,10 +120,10 @@ fn applyMask(s: vec4<f32>, b: u32, hq: u32, i: u32, j0: u32, Lk: u32) -> vec4<f3
   var r = s;
   for (var x = 0u; x < 4u; x++) {
     let j = j0 + x;
-    var kept = j < Lk && i32(j) >= bandFirst(i, Lk) && i32(j) <= bandLast(i, Lk);
+    var kept = j < Lk && (GENERAL == 0u || (i32(j) >= bandFirst(i, Lk) && i32(j) <= bandLast(i, Lk)));
     // Rows past Lq (padding of the last row block) read neither mask: their flags and values are not in the buffers.
-    if (kept && params.blocks == 1u && params.blockTiles == 0u && i < params.Lq) { kept = blockKept(b, hq, i, j); }
-    if (kept && params.mask == 1u && i < params.Lq) {
+    if (GENERAL == 1u && kept && params.blocks == 1u && params.blockTiles == 0u && i < params.Lq) { kept = blockKept(b, hq, i, j); }
+    if (GENERAL == 1u && kept && params.mask == 1u && i < params.Lq) {
       let add = mask[b * params.maskB + hq * params.maskH + i * params.maskI + j * params.maskJ];
       kept = add > EXCLUDED;
       r[x] += select(0.0, add, kept);
@@ -130,17 +149,28 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let oBase = b * params.oBatch + hq * params.oHead;   // O of (b, hq)
   let kvBase = b * params.kvBatch + (hq / params.GROUP) * params.kvHead;
   let bm = b + params.batch0;        // the batch in the masks
-  if (params.cached == 1u && t == 0u) { lengthShared = min(tileLists[bm], params.Lk); }
-  let Lk = select(params.Lk, workgroupUniformLoad(&lengthShared), params.cached == 1u);   // this batch's valid keys
-  let g = t / H;                     // row group: rows i·BR + 2g and i·BR + 2g + 1
+  var Lk = params.Lk;                // this batch's valid keys
+  if (GENERAL == 1u) {
+    if (params.cached == 1u && t == 0u) { lengthShared = min(tileLists[bm], params.Lk); }
+    Lk = select(params.Lk, workgroupUniformLoad(&lengthShared), params.cached == 1u);
+  }
+  let g = t / H;                     // row group: rows i·BR + ROWS·g … i·BR + ROWS·g + ROWS − 1
   let h = t % H;                     // place in the group: vec4 columns h + H·x
 
-  let row0 = i * BR + 2u * g;
+  // Rows 2 and 3 of a group exist only with ROWS = 4 (every line about them folds away with ROWS = 2), so that
+  // each vec4 read from K_j or V_j feeds 16 multiply-adds instead of 8 (four-rows, rung 21).
+  let row0 = i * BR + ROWS * g;
   let row1 = row0 + 1u;
+  let row2 = row0 + 2u;
+  let row3 = row0 + 3u;
   var q0: array<vec4<f32>, C_MAX>;   // q0[x]: row 0, vec4 column h + H·x
   var q1: array<vec4<f32>, C_MAX>;
+  var q2: array<vec4<f32>, C_MAX>;
+  var q3: array<vec4<f32>, C_MAX>;
   var o0: array<vec4<f32>, C_MAX>;
   var o1: array<vec4<f32>, C_MAX>;
+  var o2: array<vec4<f32>, C_MAX>;
+  var o3: array<vec4<f32>, C_MAX>;
   for (var x = 0u; x < C; x++) {
     q0[x] = vec4<f32>(0.0);
     q1[x] = vec4<f32>(0.0);
@@ -149,11 +179,23 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     if (row1 < Lq && inRow(col)) { q1[x] = unpack(q[qBase + row1 * params.qRow + col]) * params.scaleLog2; }
     o0[x] = vec4<f32>(0.0);
     o1[x] = vec4<f32>(0.0);
+    if (ROWS == 4u) {
+      q2[x] = vec4<f32>(0.0);
+      q3[x] = vec4<f32>(0.0);
+      if (row2 < Lq && inRow(col)) { q2[x] = unpack(q[qBase + row2 * params.qRow + col]) * params.scaleLog2; }
+      if (row3 < Lq && inRow(col)) { q3[x] = unpack(q[qBase + row3 * params.qRow + col]) * params.scaleLog2; }
+      o2[x] = vec4<f32>(0.0);
+      o3[x] = vec4<f32>(0.0);
+    }
   }
-  var m0 = LOWEST;                   // m_i (base 2) of the two rows
+  var m0 = LOWEST;                   // m_i (base 2) of the rows
   var m1 = LOWEST;
-  var l0 = 0.0;                      // ℓ_i of the two rows
+  var m2 = LOWEST;
+  var m3 = LOWEST;
+  var l0 = 0.0;                      // ℓ_i of the rows
   var l1 = 0.0;
+  var l2 = 0.0;
+  var l3 = 0.0;
 
   for (var e = t; e < BC * PAD; e += WG) {
     Kj[(e / max(PAD, 1u)) * KS + D4V + e % max(PAD, 1u)] = vec4<f32>(0.0);
@@ -164,12 +206,12 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   // or the host's list of them under a block mask; this workgroup takes range `split` of them.
   let rowFirst = i * BR;
   let rowLast = min(Lq, rowFirst + BR) - 1u;
-  let keyFirst = max(bandFirst(rowFirst, Lk), 0);
-  let keyLast = min(bandLast(rowLast, Lk), i32(Lk) - 1);
+  let keyFirst = select(0, max(bandFirst(rowFirst, Lk), 0), GENERAL == 1u);
+  let keyLast = select(i32(Lk) - 1, min(bandLast(rowLast, Lk), i32(Lk) - 1), GENERAL == 1u);
   var jFirst = 0u;                   // without a list: tiles jFirst … jFirst + count − 1
   var count = 0u;
   var listStart = 0u;                // with one: tiles tileLists[listStart … listStart + count − 1]
-  if (params.blocks == 1u) {
+  if (GENERAL == 1u && params.blocks == 1u) {
     let entry = 2u * ((bm * params.Hq + hq) * Tr + i);
     if (t == 0u) { listShared = vec2<u32>(tileLists[entry], tileLists[entry + 1u]); }
     let list = workgroupUniformLoad(&listShared);
@@ -244,8 +286,9 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     }
 
     // The exact test per score where the band's edge crosses the tile, a key is past Lk, or a mask needs it.
-    let checked = params.mask == 1u || (params.blocks == 1u && params.blockTiles == 0u) || key0 + BC > Lk ||
-                  i32(key0) < allFirst || i32(key0 + BC - 1u) > allLast;
+    let checked = key0 + BC > Lk || (GENERAL == 1u && (params.mask == 1u || (params.blocks == 1u && params.blockTiles == 0u) ||
+                  i32(key0) < allFirst || i32(key0 + BC - 1u) > allLast));
+    let keys = min(BC, Lk - key0);  // keys of this tile that exist
     for (var c = 0u; c < BC; c += KEYS) {
       // S for keys c .. c + KEYS − 1 of the tile: this invocation's share of each dot product, as chains of
       // multiply-adds, then the group's sum. Quads c and d (keys c + 8 .. c + 15) exist only when KEYS = 16.
@@ -257,6 +300,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
       var s1b = vec4<f32>(0.0);
       var s1c = vec4<f32>(0.0);
       var s1d = vec4<f32>(0.0);
+      var s2a = vec4<f32>(0.0);      // rows 2 and 3 (ROWS = 4, where KEYS = 8): keys c .. c + 7
+      var s2b = vec4<f32>(0.0);
+      var s3a = vec4<f32>(0.0);
+      var s3b = vec4<f32>(0.0);
       for (var x = 0u; x < C; x++) {
         let col = h + H * x;
         let k0 = Kj[c * KS + col];
@@ -271,6 +318,12 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         s0b = qk4(s0b, q0[x], k4, k5, k6, k7);
         s1a = qk4(s1a, q1[x], k0, k1, k2, k3);
         s1b = qk4(s1b, q1[x], k4, k5, k6, k7);
+        if (ROWS == 4u) {
+          s2a = qk4(s2a, q2[x], k0, k1, k2, k3);
+          s2b = qk4(s2b, q2[x], k4, k5, k6, k7);
+          s3a = qk4(s3a, q3[x], k0, k1, k2, k3);
+          s3b = qk4(s3b, q3[x], k4, k5, k6, k7);
+        }
         if (KEYS == 16u) {
           let k8 = Kj[(c + 8u) * KS + col];
           let k9 = Kj[(c + 9u) * KS + col];
@@ -287,24 +340,42 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         }
       }
       // The group's sum, one shuffle level per halving of H, written out rather than looped (see the header). The
-      // host keeps H ≤ 4 (d ≤ 128 with C ≤ 8) and KEYS = 8 when H > 1.
-      if (H > 1u) {
-        s0a += subgroupShuffleXor(s0a, 1u);
-        s0b += subgroupShuffleXor(s0b, 1u);
-        s1a += subgroupShuffleXor(s1a, 1u);
-        s1b += subgroupShuffleXor(s1b, 1u);
+      // host keeps H ≤ 8 (H = 8 only with ROWS = 4, at d = 128 with C ≤ 4) and KEYS = 8 when H > 1.
+      if (H > 1u) { sumShares(&s0a, &s0b, &s1a, &s1b, 1u); }
+      if (H > 2u) { sumShares(&s0a, &s0b, &s1a, &s1b, 2u); }
+      if (H > 4u) { sumShares(&s0a, &s0b, &s1a, &s1b, 4u); }
+      if (ROWS == 4u) {
+        if (H > 1u) { sumShares(&s2a, &s2b, &s3a, &s3b, 1u); }
+        if (H > 2u) { sumShares(&s2a, &s2b, &s3a, &s3b, 2u); }
+        if (H > 4u) { sumShares(&s2a, &s2b, &s3a, &s3b, 4u); }
       }
-      if (H > 2u) {
-        s0a += subgroupShuffleXor(s0a, 2u);
-        s0b += subgroupShuffleXor(s0b, 2u);
-        s1a += subgroupShuffleXor(s1a, 2u);
-        s1b += subgroupShuffleXor(s1b, 2u);
-      }
-      if (checked) {  // band edges, element masks, block masks (unaligned), keys past Lk: the exact test per score
+      // The plain problem's only test, keys past Lk, as lean-loop makes it where a row group is several invocations
+      // (KEYS = 8); with one invocation per row group (KEYS = 16) the exact test below ran faster on the H100
+      // (docs/sdpa.md, "The plain problem").
+      if (GENERAL == 0u && KEYS == 8u) {
+        if (c + KEYS > keys) {
+          s0a = pastKeys(s0a, c, keys);
+          s0b = pastKeys(s0b, c + 4u, keys);
+          s1a = pastKeys(s1a, c, keys);
+          s1b = pastKeys(s1b, c + 4u, keys);
+          if (ROWS == 4u) {
+            s2a = pastKeys(s2a, c, keys);
+            s2b = pastKeys(s2b, c + 4u, keys);
+            s3a = pastKeys(s3a, c, keys);
+            s3b = pastKeys(s3b, c + 4u, keys);
+          }
+        }
+      } else if (checked) {  // band edges, element masks, block masks (unaligned), keys past Lk: the exact test per score
         s0a = applyMask(s0a, bm, hq, row0, key0 + c, Lk);
         s0b = applyMask(s0b, bm, hq, row0, key0 + c + 4u, Lk);
         s1a = applyMask(s1a, bm, hq, row1, key0 + c, Lk);
         s1b = applyMask(s1b, bm, hq, row1, key0 + c + 4u, Lk);
+        if (ROWS == 4u) {
+          s2a = applyMask(s2a, bm, hq, row2, key0 + c, Lk);
+          s2b = applyMask(s2b, bm, hq, row2, key0 + c + 4u, Lk);
+          s3a = applyMask(s3a, bm, hq, row3, key0 + c, Lk);
+          s3b = applyMask(s3b, bm, hq, row3, key0 + c + 4u, Lk);
+        }
         if (KEYS == 16u) {
           s0c = applyMask(s0c, bm, hq, row0, key0 + c + 8u, Lk);
           s0d = applyMask(s0d, bm, hq, row0, key0 + c + 12u, Lk);
@@ -330,6 +401,32 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         l1 *= alpha;
         for (var x = 0u; x < C; x++) { o1[x] *= alpha; }
       }
+      var p2a = vec4<f32>(0.0);
+      var p2b = vec4<f32>(0.0);
+      var p3a = vec4<f32>(0.0);
+      var p3b = vec4<f32>(0.0);
+      if (ROWS == 4u) {
+        let mx2 = max4(max(s2a, s2b));
+        let mx3 = max4(max(s3a, s3b));
+        if (mx2 > m2 + TAU) {
+          let alpha = exp2(m2 - mx2);
+          m2 = mx2;
+          l2 *= alpha;
+          for (var x = 0u; x < C; x++) { o2[x] *= alpha; }
+        }
+        if (mx3 > m3 + TAU) {
+          let alpha = exp2(m3 - mx3);
+          m3 = mx3;
+          l3 *= alpha;
+          for (var x = 0u; x < C; x++) { o3[x] *= alpha; }
+        }
+        p2a = exp2(s2a - m2);
+        p2b = exp2(s2b - m2);
+        p3a = exp2(s3a - m3);
+        p3b = exp2(s3b - m3);
+        l2 += dot(p2a + p2b, vec4<f32>(1.0));
+        l3 += dot(p3a + p3b, vec4<f32>(1.0));
+      }
       let p0a = exp2(s0a - m0);      // P̃ of row 0, keys c .. c + 3
       let p0b = exp2(s0b - m0);
       let p1a = exp2(s1a - m1);
@@ -348,9 +445,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         l0 += dot(p0c + p0d, vec4<f32>(1.0));
         l1 += dot(p1c + p1d, vec4<f32>(1.0));
       }
-      // O += P̃ V_j for keys c .. c + KEYS − 1, on this invocation's columns. The step's products are summed
-      // apart first, so a running O sees one rounding per step, not one per key: the error bound's sum path is
-      // KEYS + N/KEYS roundings instead of N (docs/error-bound.md).
+      // O += P̃ V_j for keys c .. c + KEYS − 1, on this invocation's columns. With two rows the step's products are
+      // summed apart first, so a running O sees one rounding per step, not one per key: the error bound's sum path is
+      // KEYS + N/KEYS roundings instead of N (docs/error-bound.md). With four (four-rows' loop) each product goes
+      // straight into O, as in rung 21: one addition fewer per vec4 and step, for the sequential bound.
       for (var x = 0u; x < C; x++) {
         let col = h + H * x;
         let v0 = Vj[c * KS + col];
@@ -361,6 +459,13 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         let v5 = Vj[(c + 5u) * KS + col];
         let v6 = Vj[(c + 6u) * KS + col];
         let v7 = Vj[(c + 7u) * KS + col];
+        if (ROWS == 4u) {
+          o0[x] = addPV(addPV(o0[x], p0a, v0, v1, v2, v3), p0b, v4, v5, v6, v7);
+          o1[x] = addPV(addPV(o1[x], p1a, v0, v1, v2, v3), p1b, v4, v5, v6, v7);
+          o2[x] = addPV(addPV(o2[x], p2a, v0, v1, v2, v3), p2b, v4, v5, v6, v7);
+          o3[x] = addPV(addPV(o3[x], p3a, v0, v1, v2, v3), p3b, v4, v5, v6, v7);
+          continue;
+        }
         var o0x = addPV(addPV(vec4<f32>(0.0), p0a, v0, v1, v2, v3), p0b, v4, v5, v6, v7);
         var o1x = addPV(addPV(vec4<f32>(0.0), p1a, v0, v1, v2, v3), p1b, v4, v5, v6, v7);
         if (KEYS == 16u) {
@@ -383,9 +488,11 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   if (params.splits == 1u) {  // O_i = O / ℓ_i, or 0 for a row that saw no key; its log-sum-exp, or −∞
     if (row0 < Lq) { finish(oBase + row0 * params.oRow, pair * Lq + row0, h, m0, l0, o0); }
     if (row1 < Lq) { finish(oBase + row1 * params.oRow, pair * Lq + row1, h, m1, l1, o1); }
+    if (ROWS == 4u && row2 < Lq) { finish(oBase + row2 * params.oRow, pair * Lq + row2, h, m2, l2, o2); }
+    if (ROWS == 4u && row3 < Lq) { finish(oBase + row3 * params.oRow, pair * Lq + row3, h, m3, l3, o3); }
     return;
   }
-  // This range's unnormalized O, m and ℓ of both rows, for `combine`.
+  // This range's unnormalized O, m and ℓ of the rows, for `combine`.
   let part0 = (pair * params.splits + split) * Lq + row0;
   if (row0 < Lq) {
     if (h == 0u) { ML[part0] = vec2<f32>(m0, l0); }
@@ -398,6 +505,16 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     for (var x = 0u; x < C; x++) {
       if (inRow(h + H * x)) { Opart[(part0 + 1u) * D4V + h + H * x] = o1[x]; }
     }
+  }
+  if (ROWS == 4u && row2 < Lq) { storePart(part0 + 2u, h, m2, l2, o2); }
+  if (ROWS == 4u && row3 < Lq) { storePart(part0 + 3u, h, m3, l3, o3); }
+}
+
+// Writes a row's unnormalized O (this invocation's columns), m and ℓ for `combine`.
+fn storePart(part: u32, h: u32, m: f32, l: f32, o: array<vec4<f32>, C_MAX>) {
+  if (h == 0u) { ML[part] = vec2<f32>(m, l); }
+  for (var x = 0u; x < C; x++) {
+    if (inRow(h + H * x)) { Opart[part * D4V + h + H * x] = o[x]; }
   }
 }
 
