@@ -4,14 +4,16 @@
  * tensors stay f16 in memory); without one, or for a problem the kernel declines, the
  * plain float32 CPU computation of @fa/reference, and says why in `note`. Values on which that float32 arithmetic could
  * overflow (float32-range.ts, decided in one pass over q, k and v) are computed with the float64 oracle on the CPU,
- * with a note; a kernel named with `kernel` refuses them instead (SdpaOverflowError).
+ * with a note; a kernel named with `kernel` refuses them instead (SdpaOverflowError). The problem is validated once
+ * and the kernel planned once (`planProblem`), and that plan is what gets prepared; a caller that planned already
+ * (`planAttention`, to ask first whether the GPU runs the problem) hands its plan in with `{ plan }`.
  */
-import { sdpaProblem, SdpaArgumentError, type GpuContext, type SdpaDims, type SdpaLayout, type SdpaOptions } from '@fa/core';
+import { sdpaProblem, SdpaArgumentError, type GpuContext, type SdpaDims, type SdpaLayout, type SdpaOptions, type SdpaProblem } from '@fa/core';
 import { sdpaFloat32Async } from '@fa/reference';
 import { floatsToHalves, halvesToFloats } from './f16.js';
 import { float32OverflowReason, float64Attention, SdpaOverflowError, tensorRange } from './float32-range.js';
-import { gpuUnsupportedReason, prepareAttention, type GpuKernelId } from './prepare.js';
-import { attentionOptionsOf } from './validate-options.js';
+import { planProblem, plannedOnly, prepareAttention, type AttentionPlan, type GpuKernelId } from './prepare.js';
+import { attentionOptionsOf, checkPlannedAttentionOptions } from './validate-options.js';
 
 /** A tensor: float32 values, or f16 values as their bits (dtype 'f16'), and its shape of four dimensions. */
 export interface SdpaTensor {
@@ -26,6 +28,12 @@ export interface AttentionOptions extends SdpaOptions {
   readonly returnLse?: boolean;
   /** The GPU kernel (`PrepareOptions.kernel`); by default the one that fits the problem. */
   readonly kernel?: GpuKernelId;
+  /**
+   * A plan from `planAttention` for these tensors (their dimensions in the plan's layout, Float32Array tensors for
+   * dtype 'f32' and Uint16Array for 'f16'; log-sum-exps when planned with `lse`): run on the plan's GPU with nothing
+   * validated or chosen again. The plan holds the options, so none is given beside it but, optionally, its `gpu`.
+   */
+  readonly plan?: AttentionPlan;
 }
 
 export interface AttentionResult {
@@ -63,42 +71,69 @@ export function dimsOf(q: SdpaTensor, k: SdpaTensor, v: SdpaTensor, layout: Sdpa
 
 const asFloats = (data: Float32Array | Uint16Array): Float32Array => (data instanceof Uint16Array ? halvesToFloats(data) : data);
 
+/**
+ * Attention of q, k and v: on `options.gpu` with the kernel that fits (or `options.kernel`), on the CPU otherwise or
+ * where the kernel declines the problem (with a `note`); with `options.plan`, the plan of `planAttention` on its GPU.
+ */
 export async function attention(q: SdpaTensor, k: SdpaTensor, v: SdpaTensor, options: AttentionOptions = {}): Promise<AttentionResult> {
+  // Options of any type may come from JavaScript: those with a plan go their own way, the rest are checked below.
+  if ((options as { readonly plan?: unknown } | null | undefined)?.plan !== undefined) return attentionPlanned(q, k, v, options);
   const checked = attentionOptionsOf(options); // every option checked at run time, before any work
   const dims = dimsOf(q, k, v, options.layout);
   const problem = sdpaProblem(dims, checked.sdpa);
   const f16 = q.data instanceof Uint16Array;
   const withLse = options.returnLse === true;
-  /** The float64 oracle's result, for values on which float32 could overflow (float32-range.ts). */
-  const inFloat64 = async (why: string): Promise<AttentionResult> => {
-    const { out, lse } = await float64Attention(problem, q.data, k.data, v.data, withLse);
-    return { out: { data: out, shape: [...q.shape] }, ...(lse ? { lse } : {}), impl: 'cpu-fp64', note: why };
-  };
   let note: string | undefined;
   if (options.gpu !== undefined) {
-    const prepare = { ...checked.prepare, lse: withLse, dtype: f16 ? ('f16' as const) : ('f32' as const) };
-    const why = gpuUnsupportedReason(options.gpu, dims, prepare);
-    if (why === undefined) {
-      const prepared = await prepareAttention(options.gpu, dims, prepare);
-      try {
-        const { out, lse } = await prepared.run(q.data, k.data, v.data);
-        return { out: { data: out, shape: [...q.shape] }, ...(lse ? { lse } : {}), impl: prepared.impl };
-      } catch (error) {
-        // Values on which the kernel's float32 could overflow (run checks them first): float64, unless it was named.
-        if (!(error instanceof SdpaOverflowError) || options.kernel !== undefined) throw error;
-        return await inFloat64(`${prepared.impl} could overflow float32 on these values (${error.reason}); computed in float64 on the CPU`);
-      } finally {
-        prepared.destroy();
-      }
-    }
-    note = `the GPU kernel cannot run this problem here (${why}); computed on the CPU`;
+    // Planned once, on the problem validated above; prepareAttention takes the plan as it is.
+    const plan = planProblem(options.gpu, problem, { ...checked.prepare, lse: withLse, dtype: f16 ? 'f16' : 'f32' });
+    if (typeof plan !== 'string') return runPlan(q, k, v, plan);
+    note = `the GPU kernel cannot run this problem here (${plan}); computed on the CPU`;
   }
   const overflow = float32OverflowReason('cpu-fp32', tensorRange(q.data, k.data, v.data, dims.d), problem, f16 ? 'f16' : 'f32');
   if (overflow !== undefined) {
     if (options.kernel !== undefined) throw new SdpaOverflowError('cpu-fp32', overflow);
     const declined = note === undefined ? '' : `${note.replace(/; computed on the CPU$/, '')}, and `;
-    return inFloat64(`${declined}float32 could overflow on these values (${overflow}); computed in float64 on the CPU`);
+    return inFloat64(problem, q, k, v, withLse, `${declined}float32 could overflow on these values (${overflow}); computed in float64 on the CPU`);
   }
   const { out, lse } = await sdpaFloat32Async(problem, asFloats(q.data), asFloats(k.data), asFloats(v.data));
   return { out: { data: f16 ? floatsToHalves(out) : out, shape: [...q.shape] }, ...(withLse ? { lse } : {}), impl: 'cpu-fp32', ...(note ? { note } : {}) };
+}
+
+/** attention() with a plan from planAttention: the tensors checked against it, then run on its GPU. */
+async function attentionPlanned(q: SdpaTensor, k: SdpaTensor, v: SdpaTensor, options: AttentionOptions): Promise<AttentionResult> {
+  checkPlannedAttentionOptions(options);
+  const plan = plannedOnly(options.plan, 'plan');
+  if (options.gpu !== undefined && options.gpu.device !== plan.gpu.device) throw new SdpaArgumentError('gpu is not the GPU the plan was made for; leave gpu out, or plan again on this one');
+  const { problem } = plan;
+  const dims = dimsOf(q, k, v, problem.layout);
+  const planned = problem.dims;
+  if ((Object.keys(planned) as (keyof SdpaDims)[]).some((name) => dims[name] !== planned[name])) {
+    const shown = (d: SdpaDims): string => `B ${d.B}, Hq ${d.Hq}, Hkv ${d.Hkv}, Lq ${d.Lq}, Lk ${d.Lk}, d ${d.d}`;
+    throw new SdpaArgumentError(`the tensors are ${shown(dims)} (${problem.layout}) but the plan is for ${shown(planned)}; plan these tensors' dimensions`);
+  }
+  const dtype = q.data instanceof Uint16Array ? 'f16' : 'f32';
+  if (dtype !== plan.options.dtype) throw new SdpaArgumentError(`the tensors are ${dtype} (${q.data.constructor.name}) but the plan is for ${plan.options.dtype} tensors; plan with dtype '${dtype}'`);
+  return runPlan(q, k, v, plan);
+}
+
+/** The plan prepared on its GPU and run; values on which its float32 could overflow go to float64 unless the kernel was named. */
+async function runPlan(q: SdpaTensor, k: SdpaTensor, v: SdpaTensor, plan: AttentionPlan): Promise<AttentionResult> {
+  const prepared = await prepareAttention(plan.gpu, plan);
+  try {
+    const { out, lse } = await prepared.run(q.data, k.data, v.data);
+    return { out: { data: out, shape: [...q.shape] }, ...(lse ? { lse } : {}), impl: prepared.impl };
+  } catch (error) {
+    // Values on which the kernel's float32 could overflow (run checks them first): float64, unless it was named.
+    if (!(error instanceof SdpaOverflowError) || plan.options.kernel !== undefined) throw error;
+    return await inFloat64(plan.problem, q, k, v, plan.options.lse, `${prepared.impl} could overflow float32 on these values (${error.reason}); computed in float64 on the CPU`);
+  } finally {
+    prepared.dispose();
+  }
+}
+
+/** The float64 oracle's result, for values on which float32 could overflow (float32-range.ts). */
+async function inFloat64(problem: SdpaProblem, q: SdpaTensor, k: SdpaTensor, v: SdpaTensor, withLse: boolean, why: string): Promise<AttentionResult> {
+  const { out, lse } = await float64Attention(problem, q.data, k.data, v.data, withLse);
+  return { out: { data: out, shape: [...q.shape] }, ...(lse ? { lse } : {}), impl: 'cpu-fp64', note: why };
 }

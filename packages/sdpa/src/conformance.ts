@@ -4,12 +4,12 @@
  * it has) run them. They are grouped so that they share few pipelines: each distinct set of kernel constants is one
  * compile, minutes on a software GPU with a cold shader cache.
  */
-import { rowOffset, sdpaProblem, type GpuContext, type SdpaDims, type SdpaOptions } from '@fa/core';
+import { rowOffset, SdpaArgumentError, sdpaProblem, type GpuContext, type SdpaDims, type SdpaOptions } from '@fa/core';
 import { sdpaFloat16Plain, sdpaFloat32, sdpaOracle } from '@fa/reference';
 import { lengthsAfter, prepareCacheAppend } from './cache/append-cache.js';
 import { floatsToHalves, halvesToFloats } from './f16.js';
 import type { TensorType } from './kernel-support.js';
-import { prepareAttention, type GpuKernelId } from './prepare.js';
+import { plannedOnly, prepareAttention, type AttentionPlan, type GpuKernelId } from './prepare.js';
 
 /** Deterministic values in [−range, range). */
 export function values(count: number, seed: number, range = 3): Float32Array {
@@ -188,22 +188,32 @@ export interface CheckOptions {
   readonly kernel?: GpuKernelId;
   /** The tensors' element type (default f32): f16 tensors are the case's values rounded to f16. */
   readonly dtype?: TensorType;
+  /**
+   * The case's plan, from `planAttention(gpu, c.dims, { ...c.options, lse: true, dtype, kernel })` (a caller that
+   * asked first whether the kernel runs the case): prepared as it is, not planned again. Its dtype and kernel are
+   * the check's; `kernel` and `dtype` are then left out.
+   */
+  readonly plan?: AttentionPlan;
 }
 
 /** Runs one case on a GPU kernel and measures it against the oracle and the plain computation. */
 export async function checkCase(gpu: GpuContext, c: Case, how: CheckOptions = {}): Promise<CaseCheck> {
-  const kernel = how.kernel ?? c.kernel;
-  const dtype = how.dtype ?? 'f32';
-  if (c.append !== undefined) return checkAppend(gpu, { ...c, ...(kernel ? { kernel } : {}) }, c.append);
+  const plan = how.plan === undefined ? undefined : plannedOnly(how.plan, 'plan');
+  if (plan && (!plan.options.lse || (Object.keys(c.dims) as (keyof SdpaDims)[]).some((name) => plan.problem.dims[name] !== c.dims[name]))) {
+    throw new SdpaArgumentError(`the plan is not for case "${c.name}": plan its dimensions with lse: true`);
+  }
+  const kernel = plan?.options.kernel ?? how.kernel ?? c.kernel;
+  const dtype = plan?.options.dtype ?? how.dtype ?? 'f32';
+  if (c.append !== undefined) return checkAppend(gpu, { ...c, ...(kernel ? { kernel } : {}) }, c.append, plan);
   const { dims, options } = c;
   const values32 = tensors(dims, 17);
   // f16 tensors: the case's values rounded to f16, and the references computed on those values.
   const halves = dtype === 'f16' ? ([values32.q, values32.k, values32.v].map((x) => floatsToHalves(x)) as [Uint16Array, Uint16Array, Uint16Array]) : undefined;
   const [q, k, v] = halves ? (halves.map((x) => halvesToFloats(x)) as [Float32Array, Float32Array, Float32Array]) : [values32.q, values32.k, values32.v];
-  const problem = sdpaProblem(dims, options);
+  const problem = plan?.problem ?? sdpaProblem(dims, options);
   const exact = sdpaOracle(problem, q, k, v);
   const plain = sdpaFloat32(problem, q, k, v);
-  const prepared = await prepareAttention(gpu, dims, { ...options, lse: true, dtype, ...(kernel ? { kernel } : {}) });
+  const prepared = plan ? await prepareAttention(gpu, plan) : await prepareAttention(gpu, dims, { ...options, lse: true, dtype, ...(kernel ? { kernel } : {}) });
   try {
     const ran = halves ? await prepared.run(...halves) : await prepared.run(q, k, v);
     const out = halves ? halvesToFloats(ran.out as Uint16Array) : (ran.out as Float32Array);
@@ -221,7 +231,7 @@ export async function checkCase(gpu: GpuContext, c: Case, how: CheckOptions = {}
       lseLimit: Math.max(2 * lseError(plainLse, exact.lse), 1e-5),
     };
   } finally {
-    prepared.destroy();
+    prepared.dispose();
   }
 }
 
@@ -241,7 +251,7 @@ export async function readBack(device: GPUDevice, buffer: GPUBuffer, bytes: numb
  * The cache case: new rows appended on the GPU at each batch's length, then the attention encoded after it in the
  * same encoder, against the oracle on the cache as it should be after the append, with the advanced lengths.
  */
-async function checkAppend(gpu: GpuContext, { dims, options = {}, kernel }: Case, Lnew: number): Promise<CaseCheck> {
+async function checkAppend(gpu: GpuContext, { dims, options = {}, kernel }: Case, Lnew: number, plan: AttentionPlan | undefined): Promise<CaseCheck> {
   const { B, Hq, Hkv, Lq, Lk, d } = dims;
   const layout = options.layout ?? 'bhsd';
   const before = Array.from(options.cacheLengths ?? []);
@@ -282,7 +292,7 @@ async function checkAppend(gpu: GpuContext, { dims, options = {}, kernel }: Case
     lse: buffer(B * Hq * Lq * 4),
   };
   const append = await prepareCacheAppend(gpu, appended, { layout });
-  const prepared = await prepareAttention(gpu, dims, { ...options, lse: true, ...(kernel ? { kernel } : {}) });
+  const prepared = plan ? await prepareAttention(gpu, plan) : await prepareAttention(gpu, dims, { ...options, lse: true, ...(kernel ? { kernel } : {}) });
   try {
     const encoder = device.createCommandEncoder();
     append.encode(encoder, buffers);
@@ -302,8 +312,8 @@ async function checkAppend(gpu: GpuContext, { dims, options = {}, kernel }: Case
       lseLimit: Math.max(2 * maxAbs(plain.lse, exact.lse), 1e-5),
     };
   } finally {
-    prepared.destroy();
-    append.destroy();
+    prepared.dispose();
+    append.dispose();
     for (const made of Object.values(buffers)) made.destroy();
   }
 }

@@ -1,7 +1,7 @@
 export { attention, dimsOf, type AttentionOptions, type AttentionResult, type SdpaTensor } from './attention.js';
 /** Whether an implementation's float32 arithmetic could overflow on given values (a proven bound), and its refusal. */
 export { float32OverflowReason, GPU_SCORE_LIMIT, SdpaOverflowError, tensorRange, type SdpaImplementation, type TensorRange } from './float32-range.js';
-export { chooseKernel, DECODE_MAX_LQ, prepareAttention, gpuUnsupportedReason, type AttentionBuffers, type GpuKernelId, type PrepareOptions, type PreparedAttention, type TensorData } from './prepare.js';
+export { chooseKernel, DECODE_MAX_LQ, gpuUnsupportedReason, planAttention, prepareAttention, type AttentionBuffers, type AttentionPlan, type GpuKernelId, type PlannedOptions, type PrepareOptions, type PreparedAttention, type TensorData } from './prepare.js';
 export { ATTENTION_DECODE_KERNEL, DECODE_MAX_ROWS, type DecodeTuning } from './decode/attention-decode.js';
 export { ATTENTION_FP32_KERNEL, attentionKernel } from './fp32/attention-fp32.js';
 export { ATTENTION_MATRIX_KERNEL } from './matrix/attention-matrix.js';

@@ -1,9 +1,10 @@
 /**
- * Attention prepared once for one problem (dimensions and options) on one GPU: the kernel compiled and the masks
- * uploaded, then run on typed arrays (upload, dispatch, read back) or encoded into the caller's command encoder on the
- * caller's buffers, as often as wanted, until `destroy`.
+ * Attention planned once and prepared once for one problem (dimensions and options) on one GPU. `planAttention`
+ * validates the problem and chooses the kernel and its plan (nothing compiled); `prepareAttention` compiles that plan
+ * and uploads the masks, then runs on typed arrays (upload, dispatch, read back) or encodes into the caller's command
+ * encoder on the caller's buffers, as often as wanted, until `dispose`.
  */
-import { checked, sdpaOptionsOf, sdpaProblem, UnsupportedShapeError, validCacheLengths, type GpuContext, type SdpaDims, type SdpaOptions, type SdpaProblem } from '@fa/core';
+import { checked, describeValue, SdpaArgumentError, sdpaOptionsOf, sdpaProblem, UnsupportedShapeError, validCacheLengths, type GpuContext, type SdpaDims, type SdpaOptions, type SdpaProblem } from '@fa/core';
 import { decodePlan, prepareDecodeKernel, type DecodePlan, type DecodeTuning } from './decode/attention-decode.js';
 import { refuseOverflow } from './float32-range.js';
 import { fp32Plan } from './fp32/attention-fp32.js';
@@ -59,28 +60,61 @@ export type GpuKernelId = 'attention-fp32' | 'attention-matrix' | 'attention-dec
 /** Query rows per head up to which the decode kernel is the default. */
 export const DECODE_MAX_LQ = 16;
 
+/** The options a plan resolved: what the kernel computes and how its host runs it (the problem holds the rest). */
+export interface PlannedOptions {
+  /** The tensors' element type. */
+  readonly dtype: TensorType;
+  /** Whether each row's log-sum-exp is computed. */
+  readonly lse: boolean;
+  /** The kernel the options named; undefined for the default choice. */
+  readonly kernel?: GpuKernelId;
+  /** The most bytes one tensor binding takes, where the options lowered the GPU's limit. */
+  readonly maxBindingBytes?: number;
+  /** Sizes set instead of the plans'. */
+  readonly tuning?: DecodeTuning;
+}
+
+/** The kernel chosen and its plan: tile sizes, constants, the source for the dtype. */
+type ChosenKernel = { readonly kernel: 'attention-decode'; readonly kernelPlan: DecodePlan } | { readonly kernel: TiledPlan['id']; readonly kernelPlan: TiledPlan };
+
+/**
+ * A problem validated and planned for one GPU by `planAttention`: the problem, the kernel chosen, that kernel's plan
+ * and the options resolved. `prepareAttention(gpu, plan)` compiles it and `attention(q, k, v, { plan })` runs it, each
+ * validating and choosing nothing again. A plan is frozen, and only one made by planAttention is taken (a copy is not).
+ */
+export type AttentionPlan = {
+  /** The problem, validated (@fa/core's sdpaProblem): dimensions, layout, scale, band, masks, cache lengths. */
+  readonly problem: SdpaProblem;
+  /** The GPU it was planned for (its features and limits); the plan is prepared on that GPU only. */
+  readonly gpu: GpuContext;
+  readonly options: PlannedOptions;
+} & ChosenKernel;
+
+/** The plans planAttention made: prepareAttention and attention take these only, so that none skips the checks. */
+const PLANS = new WeakSet<object>();
+
 /** The kernel's plan chosen for a problem, or the reasons none can run it. */
-function choosePlan(problem: SdpaProblem, gpu: GpuContext, options: PrepareOptions): { id: 'attention-decode'; plan: DecodePlan } | { id: TiledPlan['id']; plan: TiledPlan } | string {
-  const lse = options.lse === true;
-  const dtype = options.dtype ?? 'f32';
-  const wanted = options.kernel;
+function chooseKernelPlan(problem: SdpaProblem, gpu: GpuContext, options: PlannedOptions): ChosenKernel | string {
+  const { lse, dtype, kernel: wanted } = options;
   if (wanted === 'attention-decode' || (wanted === undefined && problem.dims.Lq <= DECODE_MAX_LQ)) {
     const plan = decodePlan(problem, gpu, lse, dtype, options.tuning);
-    if (typeof plan !== 'string') return { id: 'attention-decode' as const, plan };
+    if (typeof plan !== 'string') return { kernel: 'attention-decode', kernelPlan: plan };
     if (wanted === 'attention-decode') return plan;
   }
   if (wanted === 'attention-matrix') {
     const plan = matrixPlan(problem, gpu, lse, dtype);
-    return typeof plan === 'string' ? plan : { id: plan.id, plan };
+    return typeof plan === 'string' ? plan : { kernel: plan.id, kernelPlan: plan };
   }
   const plan = fp32Plan(problem, gpu, lse, dtype);
-  return typeof plan === 'string' ? plan : { id: plan.id, plan };
+  return typeof plan === 'string' ? plan : { kernel: plan.id, kernelPlan: plan };
 }
 
 export interface PreparedAttention {
   readonly problem: SdpaProblem;
   /** The kernel that runs it. */
-  readonly impl: string;
+  readonly impl: GpuKernelId;
+  /** The plan it was prepared from. */
+  readonly plan: AttentionPlan;
   /** Records the attention of the caller's buffers into `encoder` (one compute pass); the caller submits. */
   encode(encoder: GPUCommandEncoder, buffers: AttentionBuffers, timestampWrites?: GPUComputePassTimestampWrites): void;
   /**
@@ -91,6 +125,8 @@ export interface PreparedAttention {
    */
   run(q: TensorData, k: TensorData, v: TensorData, options?: { readonly cacheLengths?: ArrayLike<number> }): Promise<{ out: TensorData; lse?: Float32Array }>;
   /** Frees the kernel's own buffers; the caller's buffers and device are left alone. */
+  dispose(): void;
+  /** @deprecated use dispose() */
   destroy(): void;
 }
 
@@ -101,26 +137,100 @@ function checkedProblem(gpu: unknown, dims: SdpaDims, options: unknown): SdpaPro
   return sdpaProblem(dims, sdpaOptionsOf(options ?? {}));
 }
 
-/** The kernel `prepareAttention` would compile for this problem here (nothing is compiled); undefined when none can run it (`gpuUnsupportedReason` says why). */
+/**
+ * Validates the problem once (the GPU, the dimensions and every option, each refused in one SdpaArgumentError line)
+ * and chooses the kernel and its plan for it on `gpu`, compiling nothing: the plan, which `prepareAttention(gpu, plan)`
+ * compiles and `attention(q, k, v, { plan })` runs without validating or choosing again; or the reason no kernel can
+ * run this problem here (the kernel named in `options`, or by default the decode kernel where it runs and
+ * attention-fp32 otherwise).
+ */
+export function planAttention(gpu: GpuContext, dims: SdpaDims, options: PrepareOptions = {}): AttentionPlan | string {
+  return planProblem(gpu, checkedProblem(gpu, dims, options), options);
+}
+
+/**
+ * planAttention on a problem the caller validated, with options it checked (attention() checks its own once): the
+ * options resolved, the kernel chosen and planned, nothing checked again.
+ */
+export function planProblem(gpu: GpuContext, problem: SdpaProblem, options: PrepareOptions): AttentionPlan | string {
+  const resolved: PlannedOptions = Object.freeze({
+    dtype: options.dtype ?? 'f32',
+    lse: options.lse === true,
+    ...(options.kernel !== undefined ? { kernel: options.kernel } : {}),
+    ...(options.maxBindingBytes !== undefined ? { maxBindingBytes: options.maxBindingBytes } : {}),
+    ...(options.tuning !== undefined ? { tuning: Object.freeze({ ...options.tuning }) } : {}),
+  });
+  const chosen = chooseKernelPlan(problem, gpu, resolved);
+  if (typeof chosen === 'string') return chosen;
+  const plan: AttentionPlan = Object.freeze({ problem, gpu, options: resolved, ...chosen });
+  PLANS.add(plan);
+  return plan;
+}
+
+/** Whether `value` is a plan planAttention made. */
+function isAttentionPlan(value: unknown): value is AttentionPlan {
+  return typeof value === 'object' && value !== null && PLANS.has(value);
+}
+
+/** `plan` when planAttention made it; an SdpaArgumentError naming `where` otherwise (an object copied from a plan included). */
+export function plannedOnly(plan: unknown, where: string): AttentionPlan {
+  if (isAttentionPlan(plan)) return plan;
+  throw new SdpaArgumentError(`${where} is ${describeValue(plan)}, not a plan made by planAttention; give what planAttention returned (a copy is not taken)`);
+}
+
+/**
+ * The kernel `prepareAttention` would compile for this problem here (nothing is compiled); undefined when none can run
+ * it (`gpuUnsupportedReason` says why). Each call validates and plans: to ask and then prepare, plan once with
+ * `planAttention` and hand the plan to `prepareAttention(gpu, plan)`.
+ */
 export function chooseKernel(gpu: GpuContext, dims: SdpaDims, options: PrepareOptions = {}): GpuKernelId | undefined {
-  const chosen = choosePlan(checkedProblem(gpu, dims, options), gpu, options);
-  return typeof chosen === 'string' ? undefined : chosen.id;
+  const plan = planAttention(gpu, dims, options);
+  return typeof plan === 'string' ? undefined : plan.kernel;
 }
 
-/** Why the GPU kernel cannot run this problem here, or undefined when it can. */
+/**
+ * Why the GPU kernel cannot run this problem here, or undefined when it can. Each call validates and plans: to ask
+ * and then prepare, plan once with `planAttention` and hand the plan to `prepareAttention(gpu, plan)`.
+ */
 export function gpuUnsupportedReason(gpu: GpuContext, dims: SdpaDims, options: PrepareOptions = {}): string | undefined {
-  const chosen = choosePlan(checkedProblem(gpu, dims, options), gpu, options);
-  return typeof chosen === 'string' ? chosen : undefined;
+  const plan = planAttention(gpu, dims, options);
+  return typeof plan === 'string' ? plan : undefined;
 }
 
-/** Compiles the kernel for this problem on `gpu`; throws UnsupportedShapeError with the reason when it cannot. */
-export async function prepareAttention(gpu: GpuContext, dims: SdpaDims, options: PrepareOptions = {}): Promise<PreparedAttention> {
-  const problem = checkedProblem(gpu, dims, options);
-  const withLse = options.lse === true;
-  const dtype = options.dtype ?? 'f32';
-  const chosen = choosePlan(problem, gpu, options);
-  if (typeof chosen === 'string') throw new UnsupportedShapeError(`${options.kernel ?? 'attention-fp32'} cannot run this problem here: ${chosen}`);
-  const kernel: GpuKernel = chosen.id === 'attention-decode' ? await prepareDecodeKernel(gpu, problem, chosen.plan) : await prepareTiledKernel(gpu, problem, chosen.plan, options.tuning?.prefillSplits);
+/**
+ * Compiles the kernel of a plan from `planAttention(gpu, dims, options)` on the GPU it was made for, validating and
+ * choosing nothing again: the form for a caller that asks first whether the GPU runs a problem (planAttention answers
+ * with the plan or the reason), then prepares. The other form, `prepareAttention(gpu, dims, options)`, plans for
+ * itself. Either throws UnsupportedShapeError when one batch is over the GPU's bytes per binding; `dispose()` frees
+ * what it made.
+ */
+export function prepareAttention(gpu: GpuContext, plan: AttentionPlan): Promise<PreparedAttention>;
+/**
+ * Validates the problem and plans its kernel (`planAttention`, once), then compiles it on `gpu`; throws
+ * UnsupportedShapeError with the reason when no kernel can run the problem here, or one batch is over the GPU's bytes
+ * per binding. `prepareAttention(gpu, plan)` takes a plan made beforehand instead. `dispose()` frees what it made.
+ */
+export function prepareAttention(gpu: GpuContext, dims: SdpaDims, options?: PrepareOptions): Promise<PreparedAttention>;
+export async function prepareAttention(gpu: GpuContext, dimsOrPlan: SdpaDims | AttentionPlan, options?: PrepareOptions): Promise<PreparedAttention> {
+  if (isAttentionPlan(dimsOrPlan)) {
+    checkGpu(gpu);
+    if (options !== undefined) throw new SdpaArgumentError('prepareAttention(gpu, plan) takes no options: the plan holds them (give them to planAttention)');
+    if (gpu.device !== dimsOrPlan.gpu.device) throw new SdpaArgumentError('the plan was made for another GPU; plan again with planAttention on this one');
+    return preparePlanned(dimsOrPlan);
+  }
+  // An object that looks like a plan but is not one planAttention made (a copy, a spread) is refused, not read as dimensions.
+  const given: unknown = dimsOrPlan;
+  if (typeof given === 'object' && given !== null && 'kernelPlan' in given) plannedOnly(given, 'the plan');
+  const plan = planAttention(gpu, dimsOrPlan, options);
+  if (typeof plan === 'string') throw new UnsupportedShapeError(`${options?.kernel ?? 'attention-fp32'} cannot run this problem here: ${plan}`);
+  return preparePlanned(plan);
+}
+
+/** The plan compiled on its GPU, and its runs of batches sized to the GPU's bytes per binding. */
+async function preparePlanned(plan: AttentionPlan): Promise<PreparedAttention> {
+  const { problem, gpu, options } = plan;
+  const { lse: withLse, dtype } = options;
+  const kernel: GpuKernel = plan.kernel === 'attention-decode' ? await prepareDecodeKernel(gpu, problem, plan.kernelPlan) : await prepareTiledKernel(gpu, problem, plan.kernelPlan, options.tuning?.prefillSplits);
   const { B, Hq, Hkv, Lq, Lk, d } = problem.dims;
   const size = dtype === 'f16' ? 2 : 4;
   const bytes = { q: Hq * Lq * d * size, kv: Hkv * Lk * d * size, lse: Hq * Lq * 4 };
@@ -133,9 +243,13 @@ export async function prepareAttention(gpu: GpuContext, dims: SdpaDims, options:
   // On the caller's buffers, a run of batches starts at an offset each binding takes: a multiple of the alignment.
   const alignment = gpu.device.limits.minStorageBufferOffsetAlignment;
   const encodedRun = alignedRun(batchesPerRun, [bytes.q, bytes.kv, ...(withLse ? [bytes.lse] : [])], alignment);
+  const dispose = (): void => {
+    kernel.destroy();
+  };
   return {
     problem,
-    impl: chosen.id,
+    impl: plan.kernel,
+    plan,
     encode(encoder, buffers, timestampWrites) {
       const need = { q: B * bytes.q, k: B * bytes.kv, v: B * bytes.kv, out: B * bytes.q, lse: B * bytes.lse };
       for (const name of ['q', 'k', 'v', 'out'] as const) {
@@ -171,12 +285,13 @@ export async function prepareAttention(gpu: GpuContext, dims: SdpaDims, options:
     },
     run: (q, k, v, runOptions) => {
       checkRunOptions(runOptions, problem.cacheLengths !== undefined);
-      refuseOverflow(chosen.id, problem, dtype, q, k, v); // values on which the kernel's float32 could overflow
-      const lengths = problem.cacheLengths ? validCacheLengths(runOptions?.cacheLengths ?? problem.cacheLengths, B, problem.dims.Lk) : undefined;
-      return runArrays(gpu, problem, kernel, batchesPerRun, withLse, dtype, lengths, q, k, v);
+      refuseOverflow(plan.kernel, problem, dtype, q, k, v); // values on which the kernel's float32 could overflow
+      const cacheLengths = problem.cacheLengths ? validCacheLengths(runOptions?.cacheLengths ?? problem.cacheLengths, B, problem.dims.Lk) : undefined;
+      return runArrays({ plan, kernel, batchesPerRun, cacheLengths, q, k, v });
     },
+    dispose,
     destroy() {
-      kernel.destroy();
+      dispose();
     },
   };
 }
@@ -208,19 +323,24 @@ function passWrites(writes: GPUComputePassTimestampWrites, first: boolean, last:
 /** What both kernels offer: one compute pass for a run of batches, on buffers the caller binds. */
 type GpuKernel = Pick<TiledKernel, 'encode' | 'destroy'>;
 
+/** One run of typed arrays through a prepared kernel: what `runArrays` needs, in one object. */
+interface ArraysRun {
+  /** The plan prepared: the problem, its GPU, the dtype and whether log-sum-exps are computed. */
+  readonly plan: AttentionPlan;
+  readonly kernel: GpuKernel;
+  /** Batches per dispatch, within the GPU's bytes per binding. */
+  readonly batchesPerRun: number;
+  /** This run's valid keys per batch, checked, when the problem has cache lengths. */
+  readonly cacheLengths: readonly number[] | undefined;
+  readonly q: TensorData;
+  readonly k: TensorData;
+  readonly v: TensorData;
+}
+
 /** Runs typed arrays through the kernel, `batchesPerRun` batches at a time, on buffers of its own. */
-async function runArrays(
-  gpu: GpuContext,
-  problem: SdpaProblem,
-  kernel: GpuKernel,
-  batchesPerRun: number,
-  withLse: boolean,
-  dtype: TensorType,
-  cacheLengths: readonly number[] | undefined,
-  q: TensorData,
-  k: TensorData,
-  v: TensorData,
-): Promise<{ out: TensorData; lse?: Float32Array }> {
+async function runArrays({ plan, kernel, batchesPerRun, cacheLengths, q, k, v }: ArraysRun): Promise<{ out: TensorData; lse?: Float32Array }> {
+  const { problem, gpu } = plan;
+  const { dtype, lse: withLse } = plan.options;
   const { B, Hq, Hkv, Lq, Lk, d } = problem.dims;
   const Type = dtype === 'f16' ? Uint16Array : Float32Array;
   const counts = { q: Hq * Lq * d, kv: Hkv * Lk * d, lse: Hq * Lq };

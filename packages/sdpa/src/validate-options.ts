@@ -1,9 +1,10 @@
 /**
  * Run-time checks of @fa/sdpa's options, for the callers the types do not reach (JavaScript, casts): PrepareOptions
- * (prepareAttention, chooseKernel, gpuUnsupportedReason), AttentionOptions (attention), the options of a prepared
- * attention's `run`, and CacheAppendOptions (prepareCacheAppend). Each checks its own keys and values and leaves those
- * of SdpaOptions to @fa/core's checkSdpaOptions; a refusal is one SdpaArgumentError line naming the option, what was
- * given and what to give. Nothing here touches the GPU, so a wrong option is refused before anything compiles.
+ * (planAttention, prepareAttention, chooseKernel, gpuUnsupportedReason), AttentionOptions (attention, with or without
+ * a plan), the options of a prepared attention's `run`, and CacheAppendOptions (prepareCacheAppend). Each checks its
+ * own keys and values and leaves those of SdpaOptions to @fa/core's checkSdpaOptions; a refusal is one
+ * SdpaArgumentError line naming the option, what was given and what to give. Nothing here touches the GPU, so a wrong
+ * option is refused before anything compiles.
  */
 import { checkOptionKeys, checkSdpaOptions, describeValue, SdpaArgumentError, sdpaOptionsOf, type GpuContext, type SdpaOptions } from '@fa/core';
 import type { AttentionOptions } from './attention.js';
@@ -19,7 +20,9 @@ const LAYOUTS: readonly string[] = ['bhsd', 'bshd'];
 /** The keys PrepareOptions adds to SdpaOptions. */
 const PREPARE_KEYS = ['lse', 'dtype', 'kernel', 'maxBindingBytes', 'tuning'] as const satisfies readonly (keyof PrepareOptions)[];
 /** The keys AttentionOptions adds to SdpaOptions. */
-const ATTENTION_KEYS = ['gpu', 'returnLse', 'kernel'] as const satisfies readonly (keyof AttentionOptions)[];
+const ATTENTION_KEYS = ['gpu', 'returnLse', 'kernel', 'plan'] as const satisfies readonly (keyof AttentionOptions)[];
+/** The keys AttentionOptions takes beside a plan (which holds the rest). */
+const PLANNED_ATTENTION_KEYS = ['plan', 'gpu'] as const satisfies readonly (keyof AttentionOptions)[];
 const TUNING_KEYS = ['keysPerTile', 'targetWorkgroups', 'prefillSplits'] as const satisfies readonly (keyof DecodeTuning)[];
 const APPEND_KEYS = ['layout', 'dtype'] as const satisfies readonly (keyof CacheAppendOptions)[];
 
@@ -65,7 +68,7 @@ export function checkPrepareOptions(options: unknown): asserts options is Prepar
   }
 }
 
-/** AttentionOptions: SdpaOptions and gpu, returnLse, kernel. */
+/** AttentionOptions: SdpaOptions and gpu, returnLse, kernel (and plan, which `checkPlannedAttentionOptions` checks). */
 export function checkAttentionOptions(options: unknown): asserts options is AttentionOptions | undefined {
   checkSdpaOptions(options, ATTENTION_KEYS);
   if (options === undefined) return;
@@ -73,6 +76,17 @@ export function checkAttentionOptions(options: unknown): asserts options is Atte
   if (gpu !== undefined) checkGpu(gpu);
   checkBoolean('returnLse', returnLse);
   checkKernel(kernel);
+}
+
+/**
+ * AttentionOptions with a plan: the plan and, optionally, the GPU; any other option is refused, since the plan holds
+ * them (whether the plan is one planAttention made, attention checks).
+ */
+export function checkPlannedAttentionOptions(options: object): asserts options is AttentionOptions {
+  const extra = Object.keys(options).find((key) => !(PLANNED_ATTENTION_KEYS as readonly string[]).includes(key));
+  if (extra !== undefined) throw new SdpaArgumentError(`${extra} is given beside plan, which holds the options; give them to planAttention instead`);
+  const { gpu } = options as Readonly<Record<string, unknown>>;
+  if (gpu !== undefined) checkGpu(gpu);
 }
 
 /** The options of a prepared attention's run: cacheLengths, only where it was prepared with cache lengths. */

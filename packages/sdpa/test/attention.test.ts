@@ -97,7 +97,7 @@ describe('f16 tensors', () => {
     const prepared = await prepareAttention(gpu, dims, { causal: true, dtype: 'f16' });
     expect(prepared.impl).toBe('attention-decode');
     const { out } = await prepared.run(q, k, v);
-    prepared.destroy();
+    prepared.dispose();
     const error = maxAbs(halvesToFloats(out as Uint16Array), exact.out);
     expect(error).toBeLessThanOrEqual(2 * maxAbs(sdpaFloat16Plain(problem, qf, kf, vf).out, exact.out));
   });
@@ -135,7 +135,7 @@ describe('tensors over one binding', () => {
       expect(maxAbs(out, exact.out)).toBeLessThanOrEqual(Math.max(2 * maxAbs(plain.out, exact.out), 1e-6));
       expect(maxAbs(lse, exact.lse)).toBeLessThanOrEqual(Math.max(2 * maxAbs(plain.lse, exact.lse), 1e-5));
     } finally {
-      prepared.destroy();
+      prepared.dispose();
       for (const buffer of Object.values(buffers)) buffer.destroy();
     }
   });

@@ -80,7 +80,7 @@ describe('attention refuses wrong options, on the CPU and before any GPU work', 
     ['kernel "bogus"', { kernel: 'bogus', gpu: STAND_IN }, /^kernel is "bogus"; give 'attention-fp32'/],
     ['causal "yes"', { causal: 'yes' }, /^causal is "yes"; give true or false$/],
     ['casual: true', { casual: true }, /^unknown option casual; did you mean causal\?$/],
-    ['lse (prepare\'s) given to attention', { lse: true }, /^unknown option lse; give only scale, causal, window, mask, blockMask, layout, cacheLengths, gpu, returnLse, kernel$/],
+    ['lse (prepare\'s) given to attention', { lse: true }, /^unknown option lse; give only scale, causal, window, mask, blockMask, layout, cacheLengths, gpu, returnLse, kernel, plan$/],
     ['a bool mask of Float32Array data', { mask: { kind: 'bool', data: new Float32Array(4), shape: [4] } }, /^a bool mask's data is a Float32Array of 4/],
     ['cache length 0xFFFFFFFF', { cacheLengths: [0xffffffff] }, /^cacheLengths\[0\] is 4294967295; give an integer from 0 to Lk = 4$/],
     ['options null', null, /^the options are null/],
@@ -147,14 +147,14 @@ describe('run takes cache lengths only where the attention was prepared with the
       expect(await refusal(() => plain.run(q, kv, kv, { cacheLength: [2] } as never))).toBe('unknown option cacheLength; did you mean cacheLengths?');
       expect(await refusal(() => plain.run(q, kv, kv, 5 as never))).toMatch(/^the options of run are 5; give an object/);
     } finally {
-      plain.destroy();
+      plain.dispose();
     }
     const cached = await prepareAttention(gpu, DIMS, { kernel: 'attention-decode', cacheLengths: [4] });
     try {
       expect(await refusal(() => cached.run(q, kv, kv, { cacheLengths: [0xffffffff] }))).toBe('cacheLengths[0] is 4294967295; give an integer from 0 to Lk = 4');
       expect((await cached.run(q, kv, kv, { cacheLengths: [2] })).out).toHaveLength(64);
     } finally {
-      cached.destroy();
+      cached.dispose();
     }
   });
 
@@ -183,7 +183,7 @@ describe('run takes cache lengths only where the attention was prepared with the
       expect([...k.subarray(8, 16)], 'batch 1 gets its row at 1').toEqual([7, 7, 1, 1, 7, 7, 7, 7]);
       expect([...k.subarray(16, 24)], 'batch 2 (full) is left as it was').toEqual(Array<number>(8).fill(7));
     } finally {
-      append.destroy();
+      append.dispose();
       for (const b of Object.values(buffers)) b.destroy();
     }
   });

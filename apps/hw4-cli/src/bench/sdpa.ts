@@ -203,7 +203,7 @@ export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number
     const ms = median(times);
     return { name: c.name, dims: c.dims, impl: prepared.impl, kvGBs: kvBytes(c) / ms / 1e6, maxError, ms, msMin: Math.min(...times), msMax: Math.max(...times) };
   } finally {
-    prepared.destroy();
+    prepared.dispose();
   }
 }
 

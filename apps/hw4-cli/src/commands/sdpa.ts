@@ -8,7 +8,8 @@
  * then float32. OUTPUT has Q's shape and dtype otherwise. A mask is bool (true = takes part) or float (added to the
  * scores). Nothing is written unless the whole computation succeeded; OUTPUT and --lse are replaced together.
  */
-import { checkSdpaCase, gpuUnsupportedReason, matrixUnavailable, SDPA_CASE_GROUPS, type GpuKernelId, type TensorType } from '@fa/sdpa';
+import { UnsupportedShapeError } from '@fa/core';
+import { checkSdpaCase, matrixUnavailable, planAttention, SDPA_CASE_GROUPS, type GpuKernelId, type TensorType } from '@fa/sdpa';
 import { parse, shown, stringFlag, type Values } from '../args.js';
 import { SDPA_OPTIONS } from '../command-line.js';
 import { makeEnv } from '../env.js';
@@ -71,8 +72,9 @@ function kernelsOf(text: string | undefined): GpuKernelId[] | undefined {
 
 /**
  * The awkward cases of the library's own suite (@fa/sdpa's conformance.ts) on this GPU, against the float64 oracle:
- * each on its default kernel (or every --impl kernel), with f32 and f16 tensors (or --dtype). A kernel that cannot run
- * a case says why and does not count as a failure; an error over the limit exits 5.
+ * each on its default kernel (or every --impl kernel), with f32 and f16 tensors (or --dtype), planned once each
+ * (planAttention) and checked on that plan. A kernel named (by the case or --impl) that cannot run a case says why and
+ * does not count as a failure; an error over the limit exits 5.
  */
 async function conformance(out: Reporter, values: Values, json: boolean): Promise<number> {
   const kernels = kernelsOf(stringFlag(values, 'impl'));
@@ -88,15 +90,16 @@ async function conformance(out: Reporter, values: Values, json: boolean): Promis
       for (const kernel of kernels ?? [c.kernel]) {
         // The append case writes f32 caches; it runs with f32 tensors only.
         for (const dtype of (c.append === undefined ? dtypes : ['f32']) as TensorType[]) {
-          const how = { dtype, ...(kernel ? { kernel } : {}) };
-          const declined = kernel ? gpuUnsupportedReason(gpu, c.dims, { ...c.options, dtype, kernel, lse: true }) : undefined;
+          // Planned once: a kernel that cannot run the case says why; otherwise the check prepares this plan.
+          const plan = planAttention(gpu, c.dims, { ...c.options, dtype, lse: true, ...(kernel ? { kernel } : {}) });
           const row = { case: c.name, kernel: kernel ?? 'default', dtype };
-          if (declined !== undefined) {
-            rows.push({ ...row, passed: true, declined });
-            out.info(`${c.name} (${kernel ?? 'default'}, ${dtype}): declined: ${declined}`);
+          if (typeof plan === 'string') {
+            if (kernel === undefined) throw new UnsupportedShapeError(`${c.name}: the default kernel cannot run this case here: ${plan}`);
+            rows.push({ ...row, passed: true, declined: plan });
+            out.info(`${c.name} (${kernel}, ${dtype}): declined: ${plan}`);
             continue;
           }
-          const check = await checkSdpaCase(gpu, c, how);
+          const check = await checkSdpaCase(gpu, c, { plan });
           const passed = check.error <= check.limit && check.lseError <= check.lseLimit;
           rows.push({ ...row, kernel: check.impl, passed, ...check });
           out.info(`${c.name} (${check.impl}, ${dtype}): ${passed ? 'ok' : 'FAILED'}, error ${check.error.toExponential(1)} (limit ${check.limit.toExponential(1)})`);

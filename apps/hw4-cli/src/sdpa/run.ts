@@ -12,7 +12,7 @@
 import type { RunEnv, SdpaDims, SdpaOptions } from '@fa/core';
 import { SdpaArgumentError } from '@fa/core';
 import { encodeNpy, OutputGroup, STDIO_PATH, type NpyArray } from '@fa/io/node';
-import { attention, dimsOf, float32OverflowReason, gpuUnsupportedReason, sdpaProblem, SdpaOverflowError, tensorRange, type AttentionResult, type SdpaTensor } from '@fa/sdpa';
+import { attention, dimsOf, float32OverflowReason, planAttention, sdpaProblem, SdpaOverflowError, tensorRange, type AttentionResult, type SdpaTensor } from '@fa/sdpa';
 import { expectPositionals, stringFlag, type Values } from '../args.js';
 import { makeEnv } from '../env.js';
 import { EXIT, ExitError, UsageError } from '../exit-codes.js';
@@ -63,13 +63,17 @@ export async function sdpaRun(values: Values, positionals: string[], out: Report
     const full: SdpaOptions = { ...options, ...(mask ? { mask } : {}) };
     const dtype = q.data instanceof Uint16Array ? ('f16' as const) : ('f32' as const);
     const kernel = impl === undefined || impl === 'cpu-fp32' ? undefined : impl;
-    if (kernel !== undefined) {
-      const why = env.gpu ? inputError(() => gpuUnsupportedReason(env.gpu as NonNullable<RunEnv['gpu']>, dims, { ...full, dtype, kernel })) : (env.gpuUnavailableReason ?? 'no GPU');
-      if (why !== undefined) throw new UsageError(`${kernel} cannot run this problem here: ${why}; use --impl cpu-fp32 or leave --impl out`);
+    const returnLse = lsePath !== undefined;
+    // The problem validated and its kernel planned once, here: attention() then runs that plan as it is.
+    const gpu = impl === 'cpu-fp32' ? undefined : env.gpu;
+    const planned = gpu ? inputError(() => planAttention(gpu, dims, { ...full, dtype, lse: returnLse, ...(kernel ? { kernel } : {}) })) : undefined;
+    const declined = typeof planned === 'string' ? planned : undefined;
+    if (kernel !== undefined && typeof planned !== 'object') {
+      throw new UsageError(`${kernel} cannot run this problem here: ${declined ?? env.gpuUnavailableReason ?? 'no GPU'}; use --impl cpu-fp32 or leave --impl out`);
     }
     if (impl === 'cpu-fp32') refuseCpuOverflow(q, k, v, dims, full, dtype);
-    const gpu = impl !== 'cpu-fp32' && env.gpu ? { gpu: env.gpu } : {};
-    const result = await inputError(() => attention(q, k, v, { ...full, returnLse: lsePath !== undefined, ...gpu, ...(kernel ? { kernel } : {}) }));
+    if (declined !== undefined) notes.push(`the GPU kernel cannot run this problem here (${declined}); computed on the CPU`);
+    const result = await inputError(() => (typeof planned === 'object' ? attention(q, k, v, { plan: planned }) : attention(q, k, v, { ...full, returnLse })));
     checkFiniteResult(result);
     if (result.note !== undefined) notes.push(result.note);
     for (const note of notes) out.info(`hw4-cli: note: ${note}`);

@@ -58,6 +58,9 @@ export interface PreparedCacheAppend {
    * dropped and a length stops at Lk (`lengthsAfter` says what the host expects).
    */
   encode(encoder: GPUCommandEncoder, buffers: CacheAppendBuffers): void;
+  /** Frees its own uniform buffer; the caller's buffers and device are left alone. */
+  dispose(): void;
+  /** @deprecated use dispose() */
   destroy(): void;
 }
 
@@ -111,6 +114,9 @@ export async function prepareCacheAppend(gpu: GpuContext, dims: CacheAppendDims,
   const owned = new OwnedBuffers(device);
   const params = owned.uniform('append-cache params', fields.length * 4);
   device.queue.writeBuffer(params, 0, packUniforms(fields, values));
+  const dispose = (): void => {
+    owned.destroy();
+  };
   return {
     encode(encoder, buffers) {
       const need = { k: bytes.cache, v: bytes.cache, kNew: bytes.rows, vNew: bytes.rows, cacheLengths: bytes.lengths };
@@ -132,8 +138,9 @@ export async function prepareCacheAppend(gpu: GpuContext, dims: CacheAppendDims,
       pass.dispatchWorkgroups(Math.ceil(B / WG));
       pass.end();
     },
+    dispose,
     destroy() {
-      owned.destroy();
+      dispose();
     },
   };
 }
