@@ -69,6 +69,7 @@ export function fp32Plan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dt
       PREFETCH: tiles.prefetch ? 1 : 0,
       CW: COMBINE_WORKGROUP,
       ROWS,
+      KV_DENSE: problem.layout === 'bhsd' || problem.dims.Hkv === 1 ? 1 : 0,
       GENERAL: plainProblem(problem) ? 0 : 1,
     },
     switches: { mask: problem.mask ? 1 : 0, blocks: blocks ? 1 : 0, blockTiles: blockTiles ? 1 : 0, writeLse: lse ? 1 : 0, cached: problem.cacheLengths ? 1 : 0 },

@@ -49,6 +49,7 @@ override WG: u32;         // invocations per workgroup, a multiple of H
 override PREFETCH: u32;   // 1: load the next tile into registers while this one computes
 override CW: u32;         // invocations per workgroup of `combine`
 override ROWS: u32;       // query rows per row group: 2, or 4 (four-rows', rung 21) where C ≤ 4 and KEYS = 8
+override KV_DENSE: u32;   // 1: rows of K and V lie D/4 vec4s apart ([B, H, L, d], or one KV head), so a tile is one run
 override GENERAL: u32;    // 0: the plain problem (no band, element or block mask, cache lengths): their tests fold away
 
 const C_MAX: u32 = 8u;    // most vec4 columns of a row per invocation: D/4 over H, rounded up
@@ -101,6 +102,13 @@ fn sumShares(a0: ptr<function, vec4<f32>>, b0: ptr<function, vec4<f32>>, a1: ptr
   *b0 += subgroupShuffleXor(*b0, lane);
   *a1 += subgroupShuffleXor(*a1, lane);
   *b1 += subgroupShuffleXor(*b1, lane);
+}
+
+// Where vec4 e of the K/V tile that starts at key key0 lies, from its head's start: one run of the tile's vec4s
+// where the rows are dense, each row found through its stride otherwise.
+fn kvAt(key0: u32, e: u32) -> u32 {
+  if (KV_DENSE == 1u) { return key0 * D4V + e; }
+  return (key0 + e / D4V) * params.kvRow + e % D4V;
 }
 
 // Scores of tile keys c .. c + 3, LOWEST for those at or past `keys` (the keys of the tile that exist).
@@ -241,7 +249,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
       vNext[n] = vec4<f32>(0.0);
       let key = tileAt(nBegin, jFirst, listStart) * BC + e / D4V;
       if (e < BC * D4V && nBegin < nEnd && key < Lk) {
-        let at = kvBase + key * params.kvRow + e % D4V;
+        let at = kvBase + kvAt(tileAt(nBegin, jFirst, listStart) * BC, e);
         kNext[n] = unpack(k[params.kStart + at]);
         vNext[n] = unpack(v[params.vStart + at]);
       }
@@ -261,7 +269,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
           var kv = vec4<f32>(0.0);
           var vv = vec4<f32>(0.0);
           if (key0 + e / D4V < Lk) {
-            let at = kvBase + (key0 + e / D4V) * params.kvRow + e % D4V;
+            let at = kvBase + kvAt(key0, e);
             kv = unpack(k[params.kStart + at]);
             vv = unpack(v[params.vStart + at]);
           }
@@ -278,7 +286,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         kNext[n] = vec4<f32>(0.0);
         vNext[n] = vec4<f32>(0.0);
         if (e < BC * D4V && next0 + e / D4V < Lk) {
-          let at = kvBase + (next0 + e / D4V) * params.kvRow + e % D4V;
+          let at = kvBase + kvAt(next0, e);
           kNext[n] = unpack(k[params.kStart + at]);
           vNext[n] = unpack(v[params.vStart + at]);
         }
