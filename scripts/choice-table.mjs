@@ -4,16 +4,22 @@
 // the bench's check, fastest first. Software adapters are left out (hw4-cli uses the CPU rungs there), and so are rungs
 // whose f16 operands may miss the contract (`reducedPrecision`), which hw4-cli runs only when named. Rungs of f16
 // range but fp32-grade accuracy (`reducedRange`) are ranked; hw4-cli moves inputs beyond f16's range off them.
+// The product's kernels (@fa/sdpa on hw4's layout, `product`) are ranked with the rungs, and ahead of any rung that
+// beats them by less than PRODUCT_MARGIN: closer than that, two processes of the bench do not tell them apart.
 // Usage: npm run build && node scripts/choice-table.mjs [docs/bench]
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { LADDER, shapeClass } from '../packages/ladder/dist/index.js';
+import { IMPLEMENTATIONS, shapeClass } from '../packages/ladder/dist/index.js';
 
 const root = new URL('..', import.meta.url).pathname;
 const dir = process.argv[2] ?? join(root, 'docs', 'bench');
 const name = (s) => `${s.B}×${s.N}×${s.d}`;
 const ms = (x) => (x < 10 ? x.toFixed(3) : x.toFixed(1));
-const automatic = new Set(LADDER.filter((r) => r.reducedPrecision === undefined).map((r) => r.id));
+const automatic = new Set(IMPLEMENTATIONS.filter((r) => r.reducedPrecision === undefined).map((r) => r.id));
+const products = new Set(IMPLEMENTATIONS.filter((r) => r.product === true).map((r) => r.id));
+
+/** How much faster a rung must be than the product's kernel to be ranked ahead of it: the bench's 3% between processes. */
+const PRODUCT_MARGIN = 1.03;
 
 /**
  * Rungs that ran at every shape of `shapes` they can run (a cell marked `unsupported` excuses a shape: the automatic
@@ -31,7 +37,15 @@ function rank(shapes, label) {
     });
     return relative.reduce((sum, r) => sum + r, 0) / relative.length;
   };
-  const ranking = ids.sort((a, b) => score(a) - score(b));
+  const scores = new Map(ids.map((id) => [id, score(id)]));
+  // A rung within PRODUCT_MARGIN of a product kernel counts as no faster than it.
+  const standing = (id) => {
+    const s = scores.get(id);
+    if (products.has(id)) return s;
+    const product = Math.min(...[...products].filter((p) => scores.has(p)).map((p) => scores.get(p)));
+    return s * PRODUCT_MARGIN >= product ? Math.max(s, product * (1 + 1e-9)) : s;
+  };
+  const ranking = ids.sort((a, b) => standing(a) - standing(b));
   const evidence = shapes
     .map((s, k) => {
       const firstTwo = ranking.flatMap((id) => ran[k].filter((c) => c.id === id)).slice(0, 2);

@@ -5,13 +5,14 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
   {
     "vendor": "nvidia",
     "device": "nvidia-h100-80gb-hbm3",
-    "source": "docs/bench/nvidia-nvidia-h100-80gb-hbm3.json (2026-11-24, 2026-11-26)",
+    "source": "docs/bench/nvidia-nvidia-h100-80gb-hbm3.json (2026-11-27)",
     "classes": [
       {
         "shapeClass": "N ≤ 256, d ≤ 32",
         "ranking": [
-          "split-softmax",
+          "attention-fp32",
           "lean-loop",
+          "split-softmax",
           "split-keys",
           "row-split",
           "prefetch",
@@ -32,7 +33,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "naive",
           "cpu"
         ],
-        "evidence": "13600×128×32: split-softmax 0.952 ms, lean-loop 0.958 ms"
+        "evidence": "13600×128×32: attention-fp32 0.936 ms, lean-loop 0.946 ms"
       },
       {
         "shapeClass": "N ≤ 4096, d ≤ 64",
@@ -40,6 +41,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "resident-o",
           "staged-matrix",
           "lean-loop",
+          "attention-fp32",
           "split-softmax",
           "split-keys",
           "four-rows",
@@ -63,6 +65,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
       {
         "shapeClass": "N > 4096, d ≤ 32",
         "ranking": [
+          "attention-fp32",
           "lean-loop",
           "resident-o",
           "split-softmax",
@@ -84,13 +87,14 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "fused-maxsmem",
           "fused"
         ],
-        "evidence": "4×32768×32: lean-loop 14.6 ms, resident-o 15.2 ms"
+        "evidence": "4×32768×32: attention-fp32 14.9 ms, lean-loop 14.8 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 64",
         "ranking": [
           "resident-o",
           "staged-matrix",
+          "attention-fp32",
           "lean-loop",
           "split-softmax",
           "split-keys",
@@ -98,12 +102,13 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "four-rows",
           "prefetch"
         ],
-        "evidence": "2×32768×64: resident-o 10.2 ms, staged-matrix 11.1 ms; 26×32768×64: resident-o 129.1 ms, staged-matrix 139.0 ms; 2×32767×64: resident-o 10.1 ms, staged-matrix 11.0 ms; 2×8192×36: lean-loop 0.661 ms, split-softmax 0.670 ms"
+        "evidence": "2×32768×64: resident-o 10.2 ms, staged-matrix 11.1 ms; 26×32768×64: resident-o 129.1 ms, staged-matrix 139.0 ms; 2×32767×64: resident-o 10.1 ms, staged-matrix 11.0 ms; 2×8192×36: attention-fp32 0.658 ms, lean-loop 0.662 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 128",
         "ranking": [
           "resident-o",
+          "attention-fp32",
           "split-keys",
           "four-rows",
           "row-split",
@@ -112,13 +117,14 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "prefetch",
           "staged-matrix"
         ],
-        "evidence": "4×8192×128: resident-o 3.730 ms, split-keys 5.424 ms; 4×8192×80: resident-o 2.525 ms, split-keys 3.431 ms; 2×8192×100: split-keys 2.432 ms, four-rows 2.414 ms"
+        "evidence": "4×8192×128: resident-o 3.730 ms, attention-fp32 4.769 ms; 4×8192×80: resident-o 2.525 ms, attention-fp32 3.465 ms; 2×8192×100: attention-fp32 2.452 ms, split-keys 2.457 ms"
       }
     ],
     "overall": {
       "shapeClass": "every measured shape",
       "ranking": [
         "resident-o",
+        "attention-fp32",
         "lean-loop",
         "split-softmax",
         "split-keys",
@@ -127,7 +133,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
         "staged-matrix",
         "prefetch"
       ],
-      "evidence": "13600×128×32: resident-o 2.308 ms, lean-loop 0.958 ms; 10×2048×64: resident-o 0.279 ms, lean-loop 0.346 ms; 500×2048×64: resident-o 10.8 ms, lean-loop 14.6 ms; 4×32768×32: resident-o 15.2 ms, lean-loop 14.6 ms; 2×32768×64: resident-o 10.2 ms, lean-loop 15.4 ms; 26×32768×64: resident-o 129.1 ms, lean-loop 195.6 ms; 4×8192×128: resident-o 3.730 ms, lean-loop 5.618 ms; 2×32767×64: resident-o 10.1 ms, lean-loop 15.3 ms; 4×8192×80: resident-o 2.525 ms, lean-loop 3.625 ms; 2×8192×36: lean-loop 0.661 ms, split-softmax 0.670 ms; 2×8192×100: lean-loop 2.456 ms, split-softmax 2.552 ms"
+      "evidence": "13600×128×32: resident-o 2.308 ms, attention-fp32 0.936 ms; 10×2048×64: resident-o 0.279 ms, attention-fp32 0.402 ms; 500×2048×64: resident-o 10.8 ms, attention-fp32 14.9 ms; 4×32768×32: resident-o 15.2 ms, attention-fp32 14.9 ms; 2×32768×64: resident-o 10.2 ms, attention-fp32 15.5 ms; 26×32768×64: resident-o 129.1 ms, attention-fp32 196.7 ms; 4×8192×128: resident-o 3.730 ms, attention-fp32 4.769 ms; 2×32767×64: resident-o 10.1 ms, attention-fp32 15.5 ms; 4×8192×80: resident-o 2.525 ms, attention-fp32 3.465 ms; 2×8192×36: attention-fp32 0.658 ms, lean-loop 0.662 ms; 2×8192×100: attention-fp32 2.452 ms, lean-loop 2.473 ms"
     }
   }
 ];

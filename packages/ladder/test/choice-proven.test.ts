@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { canRun, SUBGROUP_MATRIX_FEATURE } from '@fa/core';
-import { chooseRung, findRung, LADDER, type AdapterChoices } from '../src/index.js';
+import { chooseRung, findRung, IMPLEMENTATIONS, LADDER, type AdapterChoices } from '../src/index.js';
 import { pretendEnv } from './pretend-gpu.js';
 
 const F16_CONFIG = { componentType: 'f16', resultComponentType: 'f32', M: 16, N: 16, K: 16 };
@@ -26,7 +26,30 @@ describe('the automatic choice and the proven error bound', () => {
 
   it('finds a rounding model for every float32 rung that can run here', () => {
     const shape = { B: 1, N: 300, d: 64 };
-    const missing = LADDER.filter((r) => r.id !== 'cpu' && r.reducedRange === undefined && canRun(r, shape, H100) === true && r.rounding?.(shape, H100) === undefined);
+    const missing = IMPLEMENTATIONS.filter((r) => r.id !== 'cpu' && r.reducedRange === undefined && canRun(r, shape, H100) === true && r.rounding?.(shape, H100) === undefined);
     expect(missing.map((r) => r.id)).toEqual([]);
+  });
+
+  it("runs the product's kernel by default on the H100 where its bench ranks it first among the proven", () => {
+    // docs/bench/nvidia-nvidia-h100-80gb-hbm3.json (2026-11-27) through the committed choice table.
+    const expected: Record<string, string> = {
+      '13600,128,32': 'attention-fp32',
+      '4,32768,32': 'attention-fp32',
+      '2,32768,64': 'attention-fp32',
+      '26,32768,64': 'attention-fp32',
+      '4,8192,128': 'attention-fp32',
+      // 10×2048×64 runs at lean-loop's pace in most repeats but not all (docs/sdpa.md, "The product on hw4's shapes").
+      '10,2048,64': 'lean-loop',
+      '500,2048,64': 'lean-loop',
+    };
+    const chosen = Object.fromEntries(
+      Object.keys(expected).map((key) => {
+        const [B, N, d] = key.split(',').map(Number) as [number, number, number];
+        return [key, chooseRung({ B, N, d }, H100, IMPLEMENTATIONS).rung.id];
+      }),
+    );
+    expect(chosen).toEqual(expected);
+    const product = findRung('attention-fp32');
+    for (const d of [32, 64, 128]) expect(product?.rounding?.({ B: 1, N: 4096, d }, H100)).toBeDefined();
   });
 });
