@@ -117,7 +117,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "prefetch",
           "staged-matrix"
         ],
-        "evidence": "4×8192×128: resident-o 3.730 ms, attention-fp32 4.769 ms; 4×8192×80: resident-o 2.525 ms, attention-fp32 3.465 ms; 2×8192×100: attention-fp32 2.452 ms, split-keys 2.457 ms"
+        "evidence": "4×8192×128: resident-o 3.730 ms, attention-fp32 5.004 ms; 4×8192×80: resident-o 2.525 ms, attention-fp32 3.465 ms; 2×8192×100: attention-fp32 2.452 ms, split-keys 2.457 ms"
       }
     ],
     "overall": {
@@ -133,7 +133,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
         "staged-matrix",
         "prefetch"
       ],
-      "evidence": "13600×128×32: resident-o 2.308 ms, attention-fp32 0.936 ms; 10×2048×64: resident-o 0.279 ms, attention-fp32 0.402 ms; 500×2048×64: resident-o 10.8 ms, attention-fp32 14.9 ms; 4×32768×32: resident-o 15.2 ms, attention-fp32 14.9 ms; 2×32768×64: resident-o 10.2 ms, attention-fp32 15.5 ms; 26×32768×64: resident-o 129.1 ms, attention-fp32 196.7 ms; 4×8192×128: resident-o 3.730 ms, attention-fp32 4.769 ms; 2×32767×64: resident-o 10.1 ms, attention-fp32 15.5 ms; 4×8192×80: resident-o 2.525 ms, attention-fp32 3.465 ms; 2×8192×36: attention-fp32 0.658 ms, lean-loop 0.662 ms; 2×8192×100: attention-fp32 2.452 ms, lean-loop 2.473 ms"
+      "evidence": "13600×128×32: resident-o 2.308 ms, attention-fp32 0.936 ms; 10×2048×64: resident-o 0.279 ms, attention-fp32 0.402 ms; 500×2048×64: resident-o 10.8 ms, attention-fp32 14.9 ms; 4×32768×32: resident-o 15.2 ms, attention-fp32 14.9 ms; 2×32768×64: resident-o 10.2 ms, attention-fp32 15.5 ms; 26×32768×64: resident-o 129.1 ms, attention-fp32 196.7 ms; 4×8192×128: resident-o 3.730 ms, attention-fp32 5.004 ms; 2×32767×64: resident-o 10.1 ms, attention-fp32 15.5 ms; 4×8192×80: resident-o 2.525 ms, attention-fp32 3.465 ms; 2×8192×36: attention-fp32 0.658 ms, lean-loop 0.662 ms; 2×8192×100: attention-fp32 2.452 ms, lean-loop 2.473 ms"
     }
   }
 ];

@@ -13,7 +13,6 @@ import {
   lazyRescaleLag,
   prepareAttentionRunner,
   sdpaProblem,
-  sequentialModel,
   UnsupportedShapeError,
   type AttentionKernel,
   type GpuContext,
@@ -61,18 +60,15 @@ function planFor(shape: Shape, env: RunEnv): { gpu: GpuContext; plan: Fp32Plan }
 }
 
 /**
- * How attention-fp32 rounds on an hw4 shape. With two rows per group, lean-loop's loop (rung 20), whose model it keeps
- * (@fa/optimized's leanLoopRounding): each step's KEYS products P̃·V summed apart, ℓ gaining at most two sums per 16
- * keys. With four (ROWS = 4, four-rows' loop, rung 21), each product added to O in turn: the sequential model, as
- * four-rows' own. Both with the lazy rescale's lag (TAU) and at most as many key ranges merged as the fewest row
- * blocks a run can have (one batch) give.
+ * How attention-fp32 rounds on an hw4 shape: lean-loop's loop (rung 20), whose model it keeps (@fa/optimized's
+ * leanLoopRounding), with two rows per group or four: each step's KEYS products P̃·V summed apart, ℓ gaining at most
+ * two sums per 16 keys, the lazy rescale's lag (TAU), and at most as many key ranges merged as the fewest row blocks a
+ * run can have (one batch) give.
  */
 function roundingOf(shape: Shape, plan: Fp32Plan): RoundingModel {
   const tiles = Math.ceil(shape.N / plan.BC);
   const mostRanges = Math.min(tiles, keySplits(Math.ceil(shape.N / plan.BR), tiles));
-  const lag = lazyRescaleLag(ATTENTION_FP32_KERNEL);
-  if (plan.constants.ROWS === 4) return sequentialModel(shape, plan.BC, mostRanges, lag);
-  return blockedModel(shape.d, plan.constants.KEYS ?? 16, Math.ceil(shape.N / 8), mostRanges, lag);
+  return blockedModel(shape.d, plan.constants.KEYS ?? 16, Math.ceil(shape.N / 8), mostRanges, lazyRescaleLag(ATTENTION_FP32_KERNEL));
 }
 
 /** The kernel on hw4's buffers: one dispatch (and `combine` where keys are split) per run of batches, read in place. */

@@ -476,10 +476,11 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         l0 += dot(p0c + p0d, vec4<f32>(1.0));
         l1 += dot(p1c + p1d, vec4<f32>(1.0));
       }
-      // O += P̃ V_j for keys c .. c + KEYS − 1, on this invocation's columns. With two rows the step's products are
-      // summed apart first, so a running O sees one rounding per step, not one per key: the error bound's sum path is
-      // KEYS + N/KEYS roundings instead of N (docs/error-bound.md). With four (four-rows' loop) each product goes
-      // straight into O, as in rung 21: one addition fewer per vec4 and step, for the sequential bound.
+      // O += P̃ V_j for keys c .. c + KEYS − 1, on this invocation's columns. The step's products are summed apart
+      // first, so a running O sees one rounding per step, not one per key: the error bound's sum path is KEYS + N/KEYS
+      // roundings instead of N (docs/error-bound.md). Rung 21 adds each product straight into O, one addition fewer
+      // per vec4 and step (4.77 against 5.01 ms at 4×8192×128 on the H100), but its sequential bound misses hw4's
+      // 5e-3 on uniform data at N = 8192, d = 128, where hw4-cli then computes in float64 on the CPU (docs/sdpa.md).
       for (var x = 0u; x < C; x++) {
         let col = h + H * x;
         let v0 = Vj[c * KS + col];
@@ -490,15 +491,12 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         let v5 = Vj[(c + 5u) * KS + col];
         let v6 = Vj[(c + 6u) * KS + col];
         let v7 = Vj[(c + 7u) * KS + col];
-        if (ROWS == 4u) {
-          o0[x] = addPV(addPV(o0[x], p0a, v0, v1, v2, v3), p0b, v4, v5, v6, v7);
-          o1[x] = addPV(addPV(o1[x], p1a, v0, v1, v2, v3), p1b, v4, v5, v6, v7);
-          o2[x] = addPV(addPV(o2[x], p2a, v0, v1, v2, v3), p2b, v4, v5, v6, v7);
-          o3[x] = addPV(addPV(o3[x], p3a, v0, v1, v2, v3), p3b, v4, v5, v6, v7);
-          continue;
-        }
         var o0x = addPV(addPV(vec4<f32>(0.0), p0a, v0, v1, v2, v3), p0b, v4, v5, v6, v7);
         var o1x = addPV(addPV(vec4<f32>(0.0), p1a, v0, v1, v2, v3), p1b, v4, v5, v6, v7);
+        if (ROWS == 4u) {
+          o2[x] += addPV(addPV(vec4<f32>(0.0), p2a, v0, v1, v2, v3), p2b, v4, v5, v6, v7);
+          o3[x] += addPV(addPV(vec4<f32>(0.0), p3a, v0, v1, v2, v3), p3b, v4, v5, v6, v7);
+        }
         if (KEYS == 16u) {
           let v8 = Vj[(c + 8u) * KS + col];
           let v9 = Vj[(c + 9u) * KS + col];
