@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { encodeNpy } from '@fa/io';
 import { copyBytes, SDPA_BENCH_CASES } from '../src/bench/sdpa.js';
+import { benchTableHeader, benchTableRow } from '../src/sdpa/bench.js';
 import { benchShapesOf, distinctRungs } from '../src/commands/bench.js';
 import { pointShapes } from '../src/commands/sweep.js';
 import { CLI, cli, ownLines, tempFolder, testCacheHome } from './cli-helpers.js';
@@ -84,16 +85,32 @@ describe('the copy kernel of sdpa --bench fits the adapter (defect 8)', () => {
   const decodeHere = listing.implementations.some((i) => i.id === 'attention-decode' && i.available);
   const smallest = SDPA_BENCH_CASES.findIndex((c) => c.name === 'decode f32: 1 row, 4096 keys');
 
-  it.skipIf(!decodeHere)(`sdpa --bench --json on the smallest case prints JSON alone on standard output${decodeHere ? '' : ' (skipped: no GPU with the decode kernel here)'}`, () => {
+  it.skipIf(!decodeHere)(`sdpa --bench --json on the smallest case prints JSON alone on standard output, PyTorch's backends by name${decodeHere ? '' : ' (skipped: no GPU with the decode kernel here)'}`, () => {
     expect(smallest).toBeGreaterThanOrEqual(0);
-    const run = cli(['sdpa', '--bench', '--json', '--no-torch', '--cases', String(smallest)], { FA_BENCH_WARM_MS: '0' });
+    // A stand-in for a CUDA PyTorch: per case, SDPA's own dispatch in fp32 and fp16, and each fp16 backend by name.
+    const python = join(tempFolder(), 'fake-python');
+    const times = { fp32: 2, fp16: 0.5, fp16FA2: 0.25, fp16cuDNN: 0.125, fp16Flex: 'failed: not compiled' };
+    writeFileSync(python, `#!${process.execPath}\nconst cases = JSON.parse(process.argv[4]);\nconsole.log(JSON.stringify({ torch: 'fake', device: 'fake gpu', rows: cases.map(() => (${JSON.stringify(times)})) }));\n`);
+    chmodSync(python, 0o755);
+    const run = cli(['sdpa', '--bench', '--json', '--python', python, '--cases', String(smallest)], { FA_BENCH_WARM_MS: '0' });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).not.toMatch(/validation|Invalid|While /);
-    const report = JSON.parse(run.stdout) as { copyGBs?: number | null; rows: { name: string; maxError: number }[] };
+    const report = JSON.parse(run.stdout) as { copyGBs?: number | null; rows: { name: string; maxError: number; torch: unknown }[] };
     expect(report.rows.map((r) => r.name)).toEqual(['decode f32: 1 row, 4096 keys']);
+    expect(report.rows[0]?.torch).toEqual(times);
     expect(report.rows[0]?.maxError).toBeLessThan(1e-5);
     if (report.copyGBs !== null && report.copyGBs !== undefined) expect(report.copyGBs).toBeGreaterThan(0);
   }, 300_000);
+
+});
+
+describe("sdpa --bench's table", () => {
+  it("names PyTorch's fp16 backends in a column of their own, a dash where one has no time", () => {
+    expect(benchTableHeader()[0]).toContain('| PyTorch fp32 | PyTorch fp16 | fp16 FA2 / cuDNN / Flex | ONNX Runtime WebGPU |');
+    const row = { name: 'case', impl: 'attention-fp32', ms: 1, msMin: 0.9, msMax: 1.1, tflops: 10, kvGBs: 100, maxError: 1e-6, ort: { ms: 3 } };
+    const torch = { fp32: 2, fp16: 0.5, fp16FA2: 0.25, fp16cuDNN: 0.125, fp16Flex: 'failed: not compiled' };
+    expect(benchTableRow({ ...row, torch })).toBe('| case | attention-fp32 | 1.000 (0.900-1.100) | 10.0 | 100 | 1.0e-6 | 2.000 | 0.500 | 0.250 / 0.125 / — | 3.000 | 2.00 |');
+  });
 });
 
 /** A bench of one CPU rung on a tiny shape into `out` (extra arguments after). */

@@ -104,7 +104,10 @@ export interface SdpaBenchRow {
   ms: number;
   msMin: number;
   msMax: number;
-  /** PyTorch's median ms per dtype, or why there is none. */
+  /**
+   * PyTorch's median ms, or why there is none: `fp32` and `fp16` as SDPA dispatches them, and the fp16 backends by name,
+   * `fp16FA2` (FlashAttention-2), `fp16cuDNN` and `fp16Flex` (FlexAttention, compiled, with its block mask).
+   */
   torch: Record<string, number | string>;
 }
 
@@ -209,8 +212,31 @@ export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number
 
 const TORCH_SCRIPT = `
 import json, sys, torch
+from torch.nn.attention import sdpa_kernel, SDPBackend
 cases = json.loads(sys.argv[1])
 sdpa = torch.nn.functional.scaled_dot_product_attention
+try:
+    from torch.nn.attention.flex_attention import flex_attention, create_block_mask
+    flex = torch.compile(flex_attention, dynamic=False)
+except Exception:
+    flex = None
+
+def median_ms(call):
+    with torch.no_grad():
+        for _ in range(3):
+            call()
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(20):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record(); call(); e.record(); torch.cuda.synchronize()
+            times.append(s.elapsed_time(e))
+    times.sort()
+    return times[len(times) // 2]
+
+def failed(error):
+    return 'failed: ' + str(error).split('\\n')[0][:120]
+
 out = []
 for c in cases:
     B, Hq, Hkv, Lq, Lk, d = (c['dims'][n] for n in ('B', 'Hq', 'Hkv', 'Lq', 'Lk', 'd'))
@@ -221,34 +247,45 @@ for c in cases:
             k = torch.rand(B, Hkv, Lk, d, device='cuda', dtype=dtype) * 2 - 1
             v = torch.rand(B, Hkv, Lk, d, device='cuda', dtype=dtype) * 2 - 1
             kw = {'enable_gqa': True} if Hq != Hkv else {}
+            keep = None  # which (query, key) pairs take part, as a mask function of FlexAttention
             if c.get('causal') and Lq == Lk:
                 kw['is_causal'] = True
+                keep = lambda b, h, i, j: j <= i
             elif c.get('causal'):
                 kw['attn_mask'] = torch.ones(Lq, Lk, dtype=torch.bool, device='cuda').tril(Lk - Lq)
+                keep = lambda b, h, i, j: j <= i + (Lk - Lq)
             if c.get('blocks') is not None:
                 bm = c['blocks']
                 flags = torch.tensor(bm['data'], dtype=torch.bool, device='cuda').reshape(bm['shape'])
                 kw['attn_mask'] = flags.repeat_interleave(bm['rows'], 0).repeat_interleave(bm['keys'], 1)[:Lq, :Lk]
-            with torch.no_grad():
-                for _ in range(3):
-                    sdpa(q, k, v, **kw)
-                torch.cuda.synchronize()
-                times = []
-                for _ in range(20):
-                    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                    s.record(); sdpa(q, k, v, **kw); e.record(); torch.cuda.synchronize()
-                    times.append(s.elapsed_time(e))
-            times.sort()
-            row[name] = times[len(times) // 2]
+                rows, keys = bm['rows'], bm['keys']
+                keep = lambda b, h, i, j: flags[i // rows, j // keys]
+            row[name] = median_ms(lambda: sdpa(q, k, v, **kw))
+            if name == 'fp16':
+                # The fp16 backends by name: FlashAttention-2, cuDNN, and FlexAttention (compiled, with its block mask).
+                for label, backend in (('fp16FA2', SDPBackend.FLASH_ATTENTION), ('fp16cuDNN', SDPBackend.CUDNN_ATTENTION)):
+                    try:
+                        with sdpa_kernel(backend):
+                            row[label] = median_ms(lambda: sdpa(q, k, v, **kw))
+                    except Exception as error:
+                        row[label] = failed(error)
+                try:
+                    if flex is None:
+                        raise RuntimeError('FlexAttention is not available in this PyTorch')
+                    block = create_block_mask(keep, None, None, Lq, Lk, device='cuda') if keep is not None else None
+                    fkw = {'enable_gqa': True} if Hq != Hkv else {}
+                    row['fp16Flex'] = median_ms(lambda: flex(q, k, v, block_mask=block, **fkw))
+                except Exception as error:
+                    row['fp16Flex'] = failed(error)
             del q, k, v
             torch.cuda.empty_cache()
         except Exception as error:
-            row[name] = 'failed: ' + str(error).split('\\n')[0][:120]
+            row[name] = failed(error)
     out.append(row)
 print(json.dumps({'torch': torch.__version__, 'device': torch.cuda.get_device_name(), 'rows': out}))
 `;
 
-/** PyTorch's medians for each case in fp32 and fp16, or one reason for all. */
+/** PyTorch's medians for each case in fp32 and fp16, and fp16 per backend (SdpaBenchRow.torch), or one reason for all. */
 export function timeTorchCases(python: string, cases: readonly SdpaBenchCase[]): { rows: Record<string, number | string>[]; version: string } | string {
   const described = cases.map((c) => ({
     dims: c.dims,

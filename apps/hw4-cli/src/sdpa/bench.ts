@@ -1,6 +1,6 @@
 /**
- * `hw4-cli sdpa --bench`: the model-shaped cases (bench/sdpa.ts) on our kernels, beside PyTorch (fp32 and fp16, CUDA
- * events) and, with --ort, ONNX Runtime's WebGPU attention (bench/ort.ts), each case checked on sampled rows against
+ * `hw4-cli sdpa --bench`: the model-shaped cases (bench/sdpa.ts) on our kernels, beside PyTorch (fp32 and fp16, and fp16
+ * per backend: FlashAttention-2, cuDNN, FlexAttention; CUDA events) and, with --ort, ONNX Runtime's WebGPU attention (bench/ort.ts), each case checked on sampled rows against
  * float64 before it is timed. The table goes to standard output; with --out DIR the rows also go to
  * DIR/sdpa-<adapter>.json (checked before anything is measured), one row per case: name, dtype, impl, ms (median),
  * msMin, msMax, tflops, kvGBs (K and V bytes ÷ time), maxError, torch (ms per backend, or why not), ort (ms, or why not).
@@ -77,14 +77,35 @@ export async function sdpaBench(out: Reporter, values: Values, json: boolean): P
     out.result(record);
     return EXIT.ok;
   }
-  const cell = (x: unknown): string => (typeof x === 'number' ? x.toFixed(3) : '—');
   print(`adapter: ${record.adapter}; ${typeof torch === 'string' ? `PyTorch: ${torch}` : torch.version}; ONNX Runtime: ${record.ort}; copy kernel: ${copyGBs === undefined ? 'no timestamps' : `${copyGBs.toFixed(0)} GB/s read (and as much written)`}`);
-  print('| case | kernel | ours, ms (min-max) | TFLOP/s | K, V read GB/s | max error | PyTorch fp32 | PyTorch fp16 | ONNX Runtime WebGPU | PyTorch fp32 ÷ ours |');
-  print('|---|---|---|---|---|---|---|---|---|---|');
-  for (const r of rows) {
-    const t = r.torch as Record<string, unknown>;
-    const o = cell(r.ort.ms);
-    print(`| ${r.name} | ${r.impl} | ${r.ms.toFixed(3)} (${r.msMin.toFixed(3)}-${r.msMax.toFixed(3)}) | ${r.tflops.toFixed(1)} | ${r.kvGBs.toFixed(0)} | ${r.maxError.toExponential(1)} | ${cell(t.fp32)} | ${cell(t.fp16)} | ${o} | ${typeof t.fp32 === 'number' ? (t.fp32 / r.ms).toFixed(2) : '—'} |`);
-  }
+  for (const line of benchTableHeader()) print(line);
+  for (const r of rows) print(benchTableRow(r));
   return EXIT.ok;
+}
+
+/** The table's header lines. */
+export function benchTableHeader(): string[] {
+  return [
+    '| case | kernel | ours, ms (min-max) | TFLOP/s | K, V read GB/s | max error | PyTorch fp32 | PyTorch fp16 | fp16 FA2 / cuDNN / Flex | ONNX Runtime WebGPU | PyTorch fp32 ÷ ours |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
+}
+
+/** One case's line of the table: ours, PyTorch's SDPA in fp32 and fp16 and its fp16 backends by name, ONNX Runtime's. */
+export function benchTableRow(r: {
+  name: string;
+  impl: string;
+  ms: number;
+  msMin: number;
+  msMax: number;
+  tflops: number;
+  kvGBs: number;
+  maxError: number;
+  torch: Readonly<Record<string, unknown>>;
+  ort: { ms?: number | undefined };
+}): string {
+  const cell = (x: unknown): string => (typeof x === 'number' ? x.toFixed(3) : '—');
+  const t = r.torch;
+  const vsTorch = typeof t.fp32 === 'number' ? (t.fp32 / r.ms).toFixed(2) : '—';
+  return `| ${r.name} | ${r.impl} | ${r.ms.toFixed(3)} (${r.msMin.toFixed(3)}-${r.msMax.toFixed(3)}) | ${r.tflops.toFixed(1)} | ${r.kvGBs.toFixed(0)} | ${r.maxError.toExponential(1)} | ${cell(t.fp32)} | ${cell(t.fp16)} | ${cell(t.fp16FA2)} / ${cell(t.fp16cuDNN)} / ${cell(t.fp16Flex)} | ${cell(r.ort.ms)} | ${vsTorch} |`;
 }
