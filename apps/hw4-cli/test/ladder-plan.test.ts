@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { AdapterReport } from '@fa/core';
-import { LADDER } from '@fa/ladder';
+import { IMPLEMENTATIONS, LADDER } from '@fa/ladder';
 import { DEFAULT_LADDER_SHAPE, ladderPlan, QUICK_GPU_RUNGS, QUICK_LADDER_SHAPE } from '../src/commands/ladder.js';
 
 function adapter(vendor: string, architecture: string, device: string, isFallbackAdapter: boolean): AdapterReport {
@@ -43,7 +43,7 @@ describe('the quick ladder on a software adapter', () => {
 
   it('--shape keeps the quick set at that shape; --impl all runs every rung; named rungs are run as named', () => {
     expect(ladderPlan(undefined, '1,64,32', lavapipe)).toMatchObject({ quick: true, shape: { B: 1, N: 64, d: 32 } });
-    expect(ids(ladderPlan('all', undefined, lavapipe))).toEqual(LADDER.map((r) => r.id));
+    expect(ids(ladderPlan('all', undefined, lavapipe))).toEqual(IMPLEMENTATIONS.map((r) => r.id));
     expect(ladderPlan('all', undefined, lavapipe)).toMatchObject({ quick: false, shape: { B: 4, N: 512, d: 64 } });
     expect(ids(ladderPlan('naive,cpu', undefined, lavapipe))).toEqual(['naive', 'cpu']);
   });
@@ -54,7 +54,7 @@ describe('the ladder elsewhere', () => {
     for (const report of [h100, undefined]) {
       const plan = ladderPlan(undefined, undefined, report);
       expect(plan.quick).toBe(false);
-      expect(ids(plan)).toEqual(LADDER.map((r) => r.id));
+      expect(ids(plan)).toEqual(IMPLEMENTATIONS.map((r) => r.id));
       expect(plan.shape).toEqual({ B: 4, N: 512, d: 64 });
     }
     expect(DEFAULT_LADDER_SHAPE).toBe('4,512,64');

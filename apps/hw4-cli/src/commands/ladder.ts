@@ -4,7 +4,7 @@
  * stderr. A rung of reduced precision (f16 operands) beyond 5e-3 is shown as such, not as a failure: it promises no
  * more.
  *
- * Which rungs: every rung on a real GPU, or with no GPU (the GPU rungs then say why they did not run). On a software
+ * Which rungs: every rung (and the product's kernel after them) on a real GPU, or with no GPU (the GPU rungs then say why they did not run). On a software
  * adapter (Mesa's llvmpipe, SwiftShader), which compiles each kernel on the CPU at its first run, the quick ladder: the
  * CPU rungs and one GPU rung of each family at a small shape, about a minute instead of several; `--impl all` runs every
  * rung, `--impl quick` the quick set anywhere.
