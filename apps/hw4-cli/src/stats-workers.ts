@@ -39,7 +39,7 @@ export class StatsWorkers {
 
   constructor(threads: number) {
     for (let k = 0; k < threads; k++) {
-      const worker = new Worker(WORKER_SOURCE, { eval: true });
+      const worker = new Worker(WORKER_SOURCE, { eval: true, stdout: true, stderr: true }); // not piped into ours (see @fa/reference's cpu.ts)
       worker.unref();
       worker.on('message', (reply: Reply) => {
         this.settle(reply);

@@ -32,7 +32,9 @@ class WorkerPool {
 
   private grow(threads: number): void {
     while (this.workers.length < threads) {
-      const worker = new Worker(WORKER_SOURCE, { eval: true });
+      // Its stdout and stderr are not piped into the process's (it writes to neither): each pipe would add listeners to
+      // process.stdout and process.stderr, and a pool of more than ten workers set off Node's leak warning.
+      const worker = new Worker(WORKER_SOURCE, { eval: true, stdout: true, stderr: true });
       worker.unref();
       this.workers.push(worker);
     }

@@ -88,3 +88,28 @@ describe('seq-flash with m starting at FLT_MIN instead of −∞', () => {
     expect(comparison.pass, formatComparison(comparison)).toBe(true);
   });
 });
+
+describe('the cpu rung on many cores', () => {
+  it('runs 24 workers without piping them into standard output and error (Node warned of a listener leak at exit)', async () => {
+    const { execFileSync } = await import('node:child_process');
+    // A script of its own (CommonJS, as the workers' eval'd source is), run from this package's folder.
+    const script = `(async () => {
+      const { cpu } = await import('@fa/reference/node');
+      const { runAll } = await import('@fa/core');
+      const { generateInput } = await import('@fa/io');
+      let warnings = 0;
+      process.on('warning', () => { warnings++; });
+      const shape = { B: 24, N: 8, d: 4 };
+      const runner = await cpu.prepare({ threads: 24 }, shape);
+      await runAll(runner, generateInput({ shape, seed: 1 }), shape);
+      await runner.dispose();
+      // What hw4-cli's exit does: wait for standard output and error to flush, with a listener for their errors.
+      process.stdout.once('error', () => {});
+      process.stderr.once('error', () => {});
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      console.log(JSON.stringify({ warnings }));
+    })();`;
+    const out = execFileSync(process.execPath, ['-e', script], { cwd: new URL('..', import.meta.url), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(JSON.parse(out.trim().split('\n').pop() ?? '{}')).toEqual({ warnings: 0 });
+  });
+});
