@@ -67,6 +67,9 @@ const COMMAND_DOCS: Record<string, Record<string, readonly [string, string]>> = 
     scale: ['S', 'multiplies q·k (default 1/√d)'],
     layout: ['bhsd|bshd', 'tensors are [B, H, L, d] (default, PyTorch\'s) or [B, L, H, d]'],
     'cache-lengths': ['N,N,...', 'K and V are caches of Lk rows of which batch b holds its first N_b (B integers, 0 to Lk); masks align to them'],
+    softcap: ['C', 'logit softcapping (Gemma 2): each score s = scale·q·k becomes C·tanh(s/C), before ALiBi and the masks; C > 0'],
+    sinks: ['S.npy', 'attention sinks (gpt-oss): float32 [Hq], one logit per query head counted once in each row\'s softmax denominator'],
+    'alibi-slopes': ['A.npy', 'ALiBi: float32 [Hq], one slope per query head; score (i, j) loses slope·|i + Lk − Lq − j|, after the softcap'],
     lse: ['FILE.npy', 'also write each row\'s log-sum-exp, float32 [B, Hq, Lq]'],
     list: ['', 'the implementations and whether each can run here (with --json: {"implementations": [{"id", "available", "reason"?}]})'],
     bench: ['', 'time model-shaped problems (GPT-2, Llama, Llama-3 GQA, BERT, chunked prefill, block-sparse) beside PyTorch'],
@@ -128,26 +131,30 @@ export const COMMANDS: Record<string, CommandHelp> = {
   sdpa: {
     usage:
       'hw4-cli sdpa Q.npy K.npy V.npy OUTPUT.npy [--causal] [--window L,R] [--mask M.npy] [--scale S] [--layout bhsd|bshd]\n' +
-      '                    [--cache-lengths N,N,...] [--lse LSE.npy] [--impl ID] [--json] [-q]\n' +
+      '                    [--cache-lengths N,N,...] [--softcap C] [--sinks S.npy] [--alibi-slopes A.npy]\n' +
+      '                    [--lse LSE.npy] [--impl ID] [--json] [-q]\n' +
       '       hw4-cli sdpa --list [--json]   |   hw4-cli sdpa --bench [--cases N,N,...] [--ort] [--out DIR]   |   hw4-cli sdpa --conformance [--impl IDS] [--dtype f32,f16]',
     about:
       'attention as models call it: q [B, Hq, Lq, d], k and v [B, Hkv, Lk, d] as NumPy .npy files (f32 or f16, C order;\n' +
       'float64 is converted to float32 with a note), Hq a multiple of Hkv (grouped heads). OUTPUT has q\'s shape and dtype.\n' +
       'A row that sees no key gives 0 (PyTorch gives NaN). Shapes that do not fit, a malformed file or NaN/Inf: exit 3.\n' +
-      'Files: one of Q, K, V and --mask may be - (standard input); they are read one after the other, in that order, and\n' +
-      'each (a file, a FIFO, a device) must hold exactly what its header says. OUTPUT or --lse may be - (standard output),\n' +
-      'not both and not with --json. An output that is an input, or --lse that is OUTPUT, is refused before anything is\n' +
-      'read. OUTPUT and --lse are written together: regular files go to temporary files first, then standard output, FIFOs\n' +
-      'and devices are written, and only then are the temporary files renamed into place, so a failed run replaces\n' +
-      'neither. --list, --bench and --conformance take only their own options.',
+      'Scores in order: scale·q·k, --softcap, --alibi-slopes, the additive mask, the exclusions (bool mask, --causal,\n' +
+      '--window), then the softmax with each query head\'s --sinks logit in its denominator (a row that sees no key: 0,\n' +
+      'and its log-sum-exp is the sink). --sinks and --alibi-slopes that are not float32 [Hq] of finite values: exit 2.\n' +
+      'Files: one of Q, K, V, --mask, --sinks and --alibi-slopes may be - (standard input); they are read one after the\n' +
+      'other, in that order, and each (a file, a FIFO, a device) must hold exactly what its header says. OUTPUT or --lse\n' +
+      'may be - (standard output), not both and not with --json. An output that is an input, or --lse that is OUTPUT, is\n' +
+      'refused before anything is read. OUTPUT and --lse are written together: regular files go to temporary files first,\n' +
+      'then standard output, FIFOs and devices are written, and only then are the temporary files renamed into place, so\n' +
+      'a failed run replaces neither. --list, --bench and --conformance take only their own options.',
     options: SDPA_OPTIONS,
     exitCodes: `Exit codes
   0    success
   1    compute or GPU failure: a GPU error, or NaN/Inf in OUTPUT from finite inputs (a fault; nothing is written)
-  2    usage: bad flag or value, --cache-lengths that do not match the tensors, an option of another mode (--dtype
-       without --conformance), files with --list, - for two inputs, - with --json, an --impl that cannot run the
-       problem here or whose float32 could overflow on these values (the default computes them in float64),
-       --bench or --conformance without a GPU
+  2    usage: bad flag or value, --cache-lengths, --sinks or --alibi-slopes that do not match the tensors, an
+       option of another mode (--dtype without --conformance), files with --list, - for two inputs, - with --json,
+       an --impl that cannot run the problem here or whose float32 could overflow on these values (the default
+       computes them in float64), --bench or --conformance without a GPU
   3    invalid input: a malformed or truncated .npy file, a stream longer than its header says, a dtype not taken,
        float16 mixed with float32, shapes that do not fit, NaN/Inf, log-sum-exps beyond float32
   4    file system: missing file or folder, an input or output that is a folder (or ends with /), OUTPUT or --lse

@@ -77,6 +77,37 @@ describe('hw4-cli sdpa', () => {
     expect(existsSync(never)).toBe(false);
   });
 
+  it('takes --softcap, --sinks and --alibi-slopes (float32 [Hq]), and refuses wrong ones with one line and exit 2', () => {
+    const sinks = Float32Array.of(0.5, -1, 2, 0);
+    const slopes = Float32Array.of(0.25, 0.125, 0.0625, 0.03125);
+    const S = file('sinks.npy', encodeNpy([4], sinks));
+    const A = file('slopes.npy', encodeNpy([4], slopes));
+    const out = join(dir, 'terms.npy');
+    const lse = join(dir, 'terms-lse.npy');
+    const run = cli(['sdpa', Q, K, V, out, '--causal', '--softcap', '1.5', '--sinks', S, '--alibi-slopes', A, '--lse', lse], NO_GPU);
+    expect(run.code, run.stderr).toBe(0);
+    const exact = sdpaOracle(sdpaProblem(dims, { causal: true, softcap: 1.5, sinks, alibiSlopes: slopes }), q, k, v);
+    expect(maxAbs(parseNpy(readFileSync(out)).data as Float32Array, exact.out)).toBeLessThan(1e-5);
+    expect(maxAbs(parseNpy(readFileSync(lse)).data as Float32Array, exact.lse)).toBeLessThan(1e-5);
+    const never = join(dir, 'never-terms.npy');
+    const refused: [string[], RegExp][] = [
+      [['--softcap', '0'], /--softcap 0 is not a positive decimal number; give one, e\.g\. --softcap 50/],
+      [['--softcap', '0x10'], /--softcap 0x10 is not a positive decimal number/],
+      [['--sinks', file('sinks3.npy', encodeNpy([3], sinks.subarray(0, 3)))], /--sinks .*sinks3\.npy has shape \[3\]; give a float32 array of shape \[Hq\] = \[4\], one sink logit per query head/],
+      [['--sinks', file('sinks-nan.npy', encodeNpy([4], Float32Array.of(0, Number.NaN, 0, 0)))], /--sinks .*sinks-nan\.npy holds NaN at index 1 .*; give finite values, one sink logit per query head/],
+      [['--alibi-slopes', file('slopes-i4.npy', npy('<i4', [4], new Uint8Array(Int32Array.of(1, 2, 3, 4).buffer)))], /--alibi-slopes .*slopes-i4\.npy holds int32 values; give a float32 array of shape \[Hq\] = \[4\], one ALiBi slope per query head/],
+      [['--alibi-slopes', file('slopes-2d.npy', encodeNpy([1, 4], slopes))], /--alibi-slopes .*slopes-2d\.npy has shape \[1, 4\]; give a float32 array of shape \[Hq\] = \[4\]/],
+    ];
+    for (const [args, message] of refused) {
+      const bad = cli(['sdpa', Q, K, V, never, ...args], NO_GPU);
+      expect(bad.code, bad.stderr).toBe(2);
+      expect(ownLines(bad.stderr), bad.stderr).toHaveLength(1);
+      expect(bad.stderr).toMatch(message);
+    }
+    expect(cli(['sdpa', '--conformance', '--softcap', '2'], NO_GPU)).toMatchObject({ code: 2, stderr: expect.stringMatching(/--softcap is an option of a run on files/) as unknown });
+    expect(existsSync(never)).toBe(false);
+  });
+
   it('converts float64 tensors (NumPy\'s default) to float32 with a note, and writes float32', () => {
     const q64 = file('q64.npy', npy('<f8', [1, 4, 9, 16], Float64Array.from(q)));
     const out = join(dir, 'out64.npy');

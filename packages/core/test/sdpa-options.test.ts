@@ -64,10 +64,13 @@ describe('sdpaProblem refuses unknown option names, with the one meant', () => {
     expect(refusal({ Scale: 0.5 })).toBe('unknown option Scale; did you mean scale?');
     expect(refusal({ windows: [1, 0] })).toBe('unknown option windows; did you mean window?');
     expect(refusal({ cacheLength: [1] })).toBe('unknown option cacheLength; did you mean cacheLengths?');
+    expect(refusal({ sink: Float32Array.of(0) })).toBe('unknown option sink; did you mean sinks?');
+    expect(refusal({ alibiSlope: Float32Array.of(0) })).toBe('unknown option alibiSlope; did you mean alibiSlopes?');
+    expect(refusal({ softCap: 30 })).toBe('unknown option softCap; did you mean softcap?');
   });
 
   it('lists the options where no name is close', () => {
-    expect(refusal({ dropout: 0.1 })).toBe('unknown option dropout; give only scale, causal, window, mask, blockMask, layout, cacheLengths');
+    expect(refusal({ dropout: 0.1 })).toBe('unknown option dropout; give only scale, causal, window, mask, blockMask, layout, cacheLengths, softcap, sinks, alibiSlopes');
     expect(refusal({ 'is causal': true })).toMatch(/^unknown option "is causal"; /);
   });
 

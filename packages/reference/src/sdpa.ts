@@ -1,12 +1,17 @@
 /**
  * Scaled-dot-product attention on the CPU, in the notation of the FlashAttention papers, for problems described by
  * @fa/core's `sdpaProblem` (heads, grouped KV heads, Lq ≠ Lk, bands, element and block masks, both layouts). For each
- * batch b, query head h and query row i, with M_ij the mask term of `maskTerm` (0, an additive value, or −∞):
- *   S_ij = scale · q_i·k_j + M_ij
- *   m_i  = max_j S_ij
- *   P̃_ij = exp(S_ij − m_i),   ℓ_i = Σ_j P̃_ij
+ * batch b, query head h and query row i, with M_ij the mask term of `maskTerm` (0, an additive value, or −∞), in
+ * FlashAttention-2's and FlexAttention's order:
+ *   s_ij = scale · q_i·k_j
+ *   s_ij = c · tanh(s_ij / c)                      with a softcap c
+ *   s_ij = s_ij − slope_h · |i + Lk − Lq − j|      with ALiBi slopes (`alibiDistance`)
+ *   S_ij = s_ij + M_ij                             (the additive mask, then the exclusions: M_ij = −∞)
+ *   m_i  = max(max_j S_ij, sink_h)                 (sink_h only with sinks)
+ *   P̃_ij = exp(S_ij − m_i),   ℓ_i = Σ_j P̃_ij + exp(sink_h − m_i)
  *   O_i  = Σ_j P̃_ij v_j / ℓ_i,   L_i = m_i + log ℓ_i   (the log-sum-exp)
- * A row that sees no key (m_i = −∞) gives O_i = 0 and L_i = −∞.
+ * A row that sees no key (no finite S_ij) gives O_i = 0 and L_i = −∞, or L_i = sink_h with sinks (log e^{sink_h}:
+ * the formula above with no key).
  *
  * - `sdpaOracle`: float64 throughout; what every implementation is compared with.
  * - `sdpaFloat32`: the same computation in float32 (Math.fround after every operation, as seq-attention): the baseline
@@ -14,7 +19,7 @@
  *   arithmetic could overflow to the oracle instead: @fa/sdpa's float32-range.ts).
  * - `sdpaFloat16Plain`: the same computation with its inputs and weights rounded to f16: the baseline of an f16 kernel.
  */
-import { bandOf, kvHeadOf, maskTerm, rowOffset, SdpaArgumentError, type SdpaProblem } from '@fa/core';
+import { alibiDistance, bandOf, kvHeadOf, maskTerm, rowOffset, SdpaArgumentError, type SdpaProblem } from '@fa/core';
 
 const f = Math.fround;
 
@@ -96,7 +101,11 @@ function oracleRow(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Fl
   const { Lk, d } = problem.dims;
   const place = rowPlace(problem, b, h, i);
 
-  // S_i = scale · q_i Kᵀ + M_i, and m_i = max_j S_ij
+  const { softcap } = problem;
+  const slope = problem.alibiSlopes?.[h];
+  const sink = problem.sinks?.[h];
+
+  // S_i = scale · q_i Kᵀ, softcapped, less the ALiBi distances, plus M_i; and m_i = max_j S_ij
   let m = Number.NEGATIVE_INFINITY;
   for (let j = 0; j < Lk; j++) {
     const term = maskTerm(problem, b, h, i, j);
@@ -107,18 +116,24 @@ function oracleRow(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Fl
     const kj = place.kv0 + j * place.kvStride;
     let dot = 0;
     for (let x = 0; x < d; x++) dot += (q[place.q + x] as number) * (k[kj + x] as number);
-    S[j] = dot * problem.scale + term;
+    let s = dot * problem.scale;
+    if (softcap !== undefined) s = softcap * Math.tanh(s / softcap);
+    if (slope !== undefined) s -= slope * alibiDistance(problem, b, i, j);
+    S[j] = s + term;
     if ((S[j] as number) > m) m = S[j] as number;
   }
   for (let x = 0; x < d; x++) out[at + x] = 0;
-  if (m === Number.NEGATIVE_INFINITY) return Number.NEGATIVE_INFINITY; // no key visible: O_i = 0, L_i = −∞
+  // No key visible: O_i = 0, L_i = −∞, or log e^{sink_h} = sink_h with a sink.
+  if (m === Number.NEGATIVE_INFINITY) return sink ?? Number.NEGATIVE_INFINITY;
+  if (sink !== undefined) m = Math.max(m, sink);
 
-  // P̃_ij = exp(S_ij − m_i), ℓ_i = Σ_j P̃_ij
+  // P̃_ij = exp(S_ij − m_i), ℓ_i = Σ_j P̃_ij (+ exp(sink_h − m_i))
   let l = 0;
   for (let j = 0; j < Lk; j++) {
     S[j] = Math.exp((S[j] as number) - m);
     l += S[j] as number;
   }
+  if (sink !== undefined) l += Math.exp(sink - m);
 
   // O_i = Σ_j (P̃_ij / ℓ_i) v_j
   for (let j = 0; j < Lk; j++) {
@@ -163,6 +178,7 @@ export function* sdpaFloat32Steps(problem: SdpaProblem, q: Float32Array, k: Floa
   const out = new Float32Array(q.length);
   const lse = new Float32Array(B * Hq * Lq);
   const scale = f(problem.scale);
+  const cap = problem.softcap === undefined ? undefined : f(problem.softcap);
   const masked = hasMasks(problem);
   const S = new Float32Array(Lk);
   const Oi = new Float32Array(d);
@@ -172,8 +188,10 @@ export function* sdpaFloat32Steps(problem: SdpaProblem, q: Float32Array, k: Floa
         yield;
         const { q: qi, kv0, kvStride } = rowPlace(problem, b, h, i);
         const { first, last } = bandOf(problem, b, i);
+        const slope = problem.alibiSlopes?.[h];
+        const sink = problem.sinks?.[h];
 
-        // S_i = scale · q_i Kᵀ + M_i over the band, and m_i
+        // S_i = scale · q_i Kᵀ, softcapped, less the ALiBi distances, plus M_i over the band; and m_i
         let m = Number.NEGATIVE_INFINITY;
         for (let j = first; j <= last; j++) {
           const term = masked ? maskTerm(problem, b, h, i, j) : 0;
@@ -181,24 +199,29 @@ export function* sdpaFloat32Steps(problem: SdpaProblem, q: Float32Array, k: Floa
             S[j] = Number.NEGATIVE_INFINITY;
             continue;
           }
-          const s = f(f(dotF32(q, qi, k, kv0 + j * kvStride, d) * scale) + term);
+          let s = f(dotF32(q, qi, k, kv0 + j * kvStride, d) * scale);
+          if (cap !== undefined) s = f(cap * f(Math.tanh(f(s / cap))));
+          if (slope !== undefined) s = f(s - f(slope * alibiDistance(problem, b, i, j)));
+          s = f(s + term);
           S[j] = s;
           if (s > m) m = s;
         }
         const at = lseIndex(problem, b, h, i);
         if (m === Number.NEGATIVE_INFINITY) {
           out.fill(0, qi, qi + d); // no key visible
-          lse[at] = Number.NEGATIVE_INFINITY;
+          lse[at] = sink ?? Number.NEGATIVE_INFINITY; // log e^{sink_h} with a sink
           continue;
         }
+        if (sink !== undefined) m = Math.max(m, sink);
 
-        // P̃_ij = exp(S_ij − m_i), ℓ_i = Σ_j P̃_ij
+        // P̃_ij = exp(S_ij − m_i), ℓ_i = Σ_j P̃_ij (+ exp(sink_h − m_i))
         let l = 0;
         for (let j = first; j <= last; j++) {
           const p = f(Math.exp(f((S[j] as number) - m)));
           S[j] = p;
           l = f(l + p);
         }
+        if (sink !== undefined) l = f(l + f(Math.exp(f(sink - m))));
 
         // O_i = (P̃_i V) / ℓ_i
         Oi.fill(0);
@@ -227,12 +250,14 @@ function roundF16(x: number): number {
  * Attention computed the plain way at f16 precision, float64 otherwise, as @fa/ladder's `plainF16Attention` does for
  * the hw4 layout: q·scale·log2(e), k, v and the weights P̃ = 2^(S − m) rounded to f16; the scores (with the mask term in
  * base 2), the sums and the output exact. What an f16 kernel should match. Output in q's layout; `lse` [B, Hq, Lq]
- * from those scores.
+ * from those scores. The softcap, ALiBi and sinks as the oracle takes them, in base 2 (the softcap in natural units:
+ * s·ln 2, c·tanh(s/c), back to base 2), a sink in ℓ_i only.
  */
 export function sdpaFloat16Plain(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array): { out: Float64Array; lse: Float64Array } {
   checkLengths(problem, q, k, v);
   const { B, Hq, Lq, Lk, d } = problem.dims;
   const scale2 = problem.scale * Math.LOG2E;
+  const { softcap } = problem;
   const q16 = Float64Array.from(q, (x) => roundF16(f(x * scale2)));
   const k16 = Float64Array.from(k, roundF16);
   const v16 = Float64Array.from(v, roundF16);
@@ -243,8 +268,10 @@ export function sdpaFloat16Plain(problem: SdpaProblem, q: Float32Array, k: Float
     for (let h = 0; h < Hq; h++) {
       for (let i = 0; i < Lq; i++) {
         const { q: qi, kv0, kvStride } = rowPlace(problem, b, h, i);
+        const slope = problem.alibiSlopes?.[h];
+        const sink = problem.sinks?.[h];
 
-        // S_i = q̂_i Kᵀ + M_i·log2(e), and m_i
+        // S_i = q̂_i Kᵀ (softcapped, less the ALiBi distances) + M_i, all in base 2, and m_i
         let m = Number.NEGATIVE_INFINITY;
         for (let j = 0; j < Lk; j++) {
           const term = maskTerm(problem, b, h, i, j);
@@ -255,10 +282,18 @@ export function sdpaFloat16Plain(problem: SdpaProblem, q: Float32Array, k: Float
           const kj = kv0 + j * kvStride;
           let s = 0;
           for (let x = 0; x < d; x++) s += (q16[qi + x] as number) * (k16[kj + x] as number);
+          if (softcap !== undefined) s = softcap * Math.tanh((s * Math.LN2) / softcap) * Math.LOG2E;
+          if (slope !== undefined) s -= slope * alibiDistance(problem, b, i, j) * Math.LOG2E;
           S[j] = s + term * Math.LOG2E;
           m = Math.max(m, S[j] as number);
         }
-        if (m === Number.NEGATIVE_INFINITY) continue; // no key visible: O_i stays 0
+        const at = (b * Hq + h) * Lq + i;
+        if (m === Number.NEGATIVE_INFINITY) {
+          if (sink !== undefined) lse[at] = sink; // log e^{sink_h}
+          continue; // no key visible: O_i stays 0
+        }
+        const sink2 = sink === undefined ? undefined : sink * Math.LOG2E;
+        if (sink2 !== undefined) m = Math.max(m, sink2);
 
         // ℓ_i = Σ_j 2^(S_ij − m_i) exact; O_i = Σ_j f16(2^(S_ij − m_i)) v_j / ℓ_i
         let l = 0;
@@ -270,8 +305,9 @@ export function sdpaFloat16Plain(problem: SdpaProblem, q: Float32Array, k: Float
           const vj = kv0 + j * kvStride;
           for (let x = 0; x < d; x++) out[qi + x] = (out[qi + x] as number) + p16 * (v16[vj + x] as number);
         }
+        if (sink2 !== undefined) l += 2 ** (sink2 - m);
         for (let x = 0; x < d; x++) out[qi + x] = (out[qi + x] as number) / l;
-        lse[(b * Hq + h) * Lq + i] = (m + Math.log2(l)) * Math.LN2;
+        lse[at] = (m + Math.log2(l)) * Math.LN2;
       }
     }
   }

@@ -36,7 +36,10 @@ function broadcastIndex(shape: readonly number[], coords: readonly number[]): nu
   return index;
 }
 
-/** Attention straight from its definition: Σ exp(s) v / Σ exp(s) over the keys each query sees. */
+/**
+ * Attention straight from its definition: Σ exp(s) v / (Σ exp(s) + exp(sink)) over the keys each query sees, s the
+ * scaled product softcapped, less the ALiBi distance, plus the additive mask.
+ */
 function naive(dims: SdpaDims, options: SdpaOptions, q: Float32Array, k: Float32Array, v: Float32Array): { out: Float64Array; lse: Float64Array } {
   const { B, Hq, Hkv, Lq, Lk, d } = dims;
   const layout = options.layout ?? 'bhsd';
@@ -60,6 +63,8 @@ function naive(dims: SdpaDims, options: SdpaOptions, q: Float32Array, k: Float32
           let s = 0;
           for (let x = 0; x < d; x++) s += (q[at(layout, Hq, Lq, d, b, h, i, x)] as number) * (k[at(layout, Hkv, Lk, d, b, kvHead, j, x)] as number);
           s *= scale;
+          if (options.softcap !== undefined) s = options.softcap * Math.tanh(s / options.softcap);
+          if (options.alibiSlopes) s -= (options.alibiSlopes[h] as number) * Math.abs(diagonal - j);
           const mask = options.mask;
           if (mask) {
             const value = mask.data[broadcastIndex(mask.shape, [b, h, i, j])] as number;
@@ -70,6 +75,7 @@ function naive(dims: SdpaDims, options: SdpaOptions, q: Float32Array, k: Float32
           Z += w;
           for (let x = 0; x < d; x++) sum[x] = (sum[x] as number) + w * (v[at(layout, Hkv, Lk, d, b, kvHead, j, x)] as number);
         }
+        if (options.sinks) Z += Math.exp(options.sinks[h] as number);
         for (let x = 0; x < d; x++) out[at(layout, Hq, Lq, d, b, h, i, x)] = Z === 0 ? 0 : (sum[x] as number) / Z;
         lse[(b * Hq + h) * Lq + i] = Math.log(Z);
       }
@@ -104,6 +110,9 @@ const dims = (B: number, Hq: number, Hkv: number, Lq: number, Lk: number, d: num
 const flags = (count: number, keep: (e: number) => boolean): Uint8Array => Uint8Array.from({ length: count }, (_, e) => (keep(e) ? 1 : 0));
 /** Additive values in [−2, 2) with every fifth −Infinity. */
 const additive = (count: number, seed: number): Float32Array => values(count, seed, 2).map((x, e) => (e % 5 === 3 ? Number.NEGATIVE_INFINITY : x));
+
+/** Slopes or sink logits for `count` query heads. */
+const perHead = (count: number, seed: number, range: number): Float32Array => values(count, seed, range);
 
 const CASES: Case[] = [
   { name: 'GQA, 4 query heads per KV head', dims: dims(2, 8, 2, 5, 7, 8) },
@@ -141,6 +150,14 @@ const CASES: Case[] = [
       blockMask: { rows: 4, keys: 2, data: flags(12, (e) => e !== 0 && e !== 4), shape: [2, 1, 2, 3] },
       mask: { kind: 'bool', data: flags(6, (e) => e !== 5), shape: [6] },
     },
+  },
+  { name: 'softcap 0.3, GQA', dims: dims(2, 4, 2, 5, 7, 8), options: { softcap: 0.3 } },
+  { name: 'ALiBi slopes (some negative), Lq < Lk, causal', dims: dims(1, 4, 2, 3, 9, 4), options: { causal: true, alibiSlopes: perHead(4, 8, 0.5) } },
+  { name: 'sinks, Lq > Lk, causal: rows that see nothing give 0 and log-sum-exp the sink', dims: dims(2, 2, 1, 9, 4, 4), options: { causal: true, sinks: perHead(2, 9, 3) }, emptyRows: 0 },
+  {
+    name: 'softcap, ALiBi and sinks with an additive mask, windowed',
+    dims: dims(2, 3, 1, 4, 6, 4),
+    options: { window: [3, 1], softcap: 1.5, alibiSlopes: perHead(3, 10, 1), sinks: perHead(3, 12, 2), mask: { kind: 'additive', data: additive(48, 7), shape: [2, 1, 4, 6] } },
   },
 ];
 
@@ -192,6 +209,7 @@ describe('sdpaFloat32', () => {
   const cases: Case[] = [
     { name: 'GQA, Lq ≠ Lk', dims: dims(2, 4, 2, 33, 47, 32) },
     { name: 'causal, Lq > Lk', dims: dims(1, 3, 1, 40, 24, 16), options: { causal: true } },
+    { name: 'softcap, ALiBi and sinks, causal, Lq > Lk', dims: dims(1, 3, 1, 40, 24, 16), options: { causal: true, softcap: 2, alibiSlopes: perHead(3, 5, 0.3), sinks: perHead(3, 6, 2) } },
     { name: 'window and an additive mask', dims: dims(1, 2, 2, 30, 30, 64), options: { window: [5, 3], mask: { kind: 'additive', data: additive(30, 3), shape: [30] } } },
     {
       name: 'block mask and a bool mask',
@@ -248,6 +266,9 @@ describe('sdpaProblem refuses, in one line', () => {
     refused('a window below −1', base, { window: [-2, 0] }, /^window \[-2, 0\] is not two integers ≥ −1/),
     refused('a window that is not an integer', base, { window: [1, 0.5] }, /^window \[1, 0.5\] is not two integers ≥ −1/),
     refused('an additive mask with NaN', base, { mask: { kind: 'additive', data: Float32Array.of(0, Number.NaN, 0, 0, 0), shape: [5] } }, /NaN or \+Infinity/),
+    refused('sinks for another number of query heads', base, { sinks: new Float32Array(2) }, /^sinks holds 2 values but there are 4 query heads \(Hq\); give one per query head$/),
+    refused('an ALiBi slope of Infinity', base, { alibiSlopes: Float32Array.of(0.5, 0.25, Number.POSITIVE_INFINITY, 0) }, /^alibiSlopes\[2\] is Infinity; give finite slopes$/),
+    refused('a softcap of 0', base, { softcap: 0 }, /^softcap is 0; give a positive finite number c \(scores become c·tanh\(s\/c\)\), or leave it out$/),
   ])('$what', ({ d, options, message }) => {
     let error: unknown;
     try {

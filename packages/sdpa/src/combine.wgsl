@@ -1,8 +1,9 @@
 // The `combine` entry point of the tiled attention kernels (attention-fp32 and attention-matrix), appended to each by
-// tiledKernel (tiled-host.ts): it uses tiled-interface.wgsl's Params, bindings (O, params, lse, Opart, ML), LOWEST and
-// naturalLse, and each kernel's D4V, CW and pack.
+// tiledKernel (tiled-host.ts): it uses tiled-interface.wgsl's Params, bindings (O, params, mask, lse, Opart, ML),
+// LOWEST, headTerms and naturalLse, and each kernel's D4V, CW and pack.
 
-// One invocation per vec4 of O: the ranges of its row merged, O = Σ 2^(m_s − M) O_s / Σ 2^(m_s − M) ℓ_s.
+// One invocation per vec4 of O: the ranges of its row merged, O = Σ 2^(m_s − M) O_s / Σ 2^(m_s − M) ℓ_s; with sinks,
+// the row's sink enters the denominator once, here: + 2^(sink − M).
 @compute @workgroup_size(CW)
 fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
            @builtin(local_invocation_index) t: u32) {
@@ -25,6 +26,16 @@ fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
   let seen = M > LOWEST;
   let b = pair / params.Hq;
   let hq = pair % params.Hq;
-  O[b * params.oBatch + hq * params.oHead + row * params.oRow + col] = pack(select(vec4<f32>(0.0), o / l, seen));
-  if (params.writeLse == 1u && col == 0u) { lse[pair * Lq + row] = select(bitcast<f32>(params.minusInfinity), naturalLse(M + log2(l)), seen); }
+  var total = l;                     // ℓ, with the sink's weight where there is one
+  var x = M + log2(l);               // the log-sum-exp in base 2
+  if (params.sinks == 1u) {
+    // 2^(sink − M) held at 2^126 (past it O is below 2^-118 of max|v| either way); the log-sum-exp from the larger of
+    // M and the sink, which a row that saw no key gets: log e^sink = sink.
+    let sink = headTerms(hq).y;
+    total = l + exp2(min(sink - M, 126.0));
+    let top = max(M, sink);
+    x = top + log2(l * exp2(M - top) + exp2(sink - top));
+  }
+  O[b * params.oBatch + hq * params.oHead + row * params.oRow + col] = pack(select(vec4<f32>(0.0), o / total, seen));
+  if (params.writeLse == 1u && col == 0u) { lse[pair * Lq + row] = select(bitcast<f32>(params.minusInfinity), naturalLse(x), seen || params.sinks == 1u); }
 }

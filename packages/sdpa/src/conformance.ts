@@ -96,6 +96,22 @@ export const GROUPS: { name: string; cases: Case[] }[] = [
       { name: 'scale 0.3, bshd, GQA 2, causal', dims: { B: 2, Hq: 4, Hkv: 2, Lq: 33, Lk: 50, d: 64 }, options: { scale: 0.3, layout: 'bshd', causal: true } },
       { name: 'a grid large enough not to split keys, causal', dims: { B: 40, Hq: 16, Hkv: 4, Lq: 8, Lk: 20, d: 64 }, options: { causal: true }, kernel: 'attention-fp32' },
       { name: 'chunked prefill over caches of 70 and 25 of 70 keys, causal, GQA 2', dims: { B: 2, Hq: 4, Hkv: 2, Lq: 20, Lk: 70, d: 64 }, options: { causal: true, cacheLengths: [70, 25] }, kernel: 'attention-fp32' },
+      // Softcap, ALiBi and sinks (uniform switches of the same pipeline): Lk ≤ 32 is one key tile, O normalized where the
+      // row ends (finish); 45 keys are two key ranges, merged by `combine`, where the sinks enter then.
+      { name: 'softcap 2: scores c·tanh(s/c), Lq < Lk, two key ranges', dims: { B: 1, Hq: 2, Hkv: 1, Lq: 20, Lk: 45, d: 64 }, options: { softcap: 2 }, kernel: 'attention-fp32' },
+      { name: 'sinks, Lq = 40 > Lk = 17, causal: rows that see nothing (O = 0, log-sum-exp the sink)', dims: { B: 1, Hq: 2, Hkv: 1, Lq: 40, Lk: 17, d: 64 }, options: { causal: true, sinks: Float32Array.of(0.5, 4) }, kernel: 'attention-fp32' },
+      { name: 'ALiBi slopes 2^-2 … 2^-8, causal, GQA 4', dims: { B: 2, Hq: 4, Hkv: 1, Lq: 30, Lk: 30, d: 64 }, options: { causal: true, alibiSlopes: Float32Array.of(2 ** -2, 2 ** -4, 2 ** -6, 2 ** -8) }, kernel: 'attention-fp32' },
+      {
+        name: 'softcap, ALiBi and sinks with an additive mask [Lq, Lk] and a row of −∞, two key ranges',
+        dims: { B: 1, Hq: 2, Hkv: 1, Lq: 20, Lk: 45, d: 64 },
+        options: {
+          softcap: 3,
+          alibiSlopes: Float32Array.of(0.3, 0.05),
+          sinks: Float32Array.of(-1, 2),
+          mask: { kind: 'additive', data: Float32Array.from(values(20 * 45, 11), (x, e) => (Math.floor(e / 45) === 5 || e % 7 === 0 ? Number.NEGATIVE_INFINITY : x)), shape: [20, 45] },
+        },
+        kernel: 'attention-fp32',
+      },
     ],
   },
   {
@@ -110,6 +126,13 @@ export const GROUPS: { name: string; cases: Case[] }[] = [
       { name: 'cache lengths 3, 33 of 40 under 4 causal rows: a row that sees nothing', dims: { B: 2, Hq: 2, Hkv: 2, Lq: 4, Lk: 40, d: 64 }, options: { causal: true, cacheLengths: [3, 33] }, kernel: 'attention-decode' },
       { name: 'cache lengths 31, 9 of 31, 8 rows, window [5, 0], GQA 4, bshd', dims: { B: 2, Hq: 4, Hkv: 1, Lq: 8, Lk: 31, d: 64 }, options: { window: [5, 0], layout: 'bshd', cacheLengths: [31, 9] }, kernel: 'attention-decode' },
       { name: 'Lk = 1, cache lengths 1, 0', dims: { B: 2, Hq: 4, Hkv: 1, Lq: 1, Lk: 1, d: 64 }, options: { cacheLengths: [1, 0] }, kernel: 'attention-decode' },
+      // ALiBi's distances align to each batch's cache length, as the band does; the sinks enter in `combine`.
+      {
+        name: 'softcap, ALiBi and sinks over caches of 3 and 150 of 200, 4 causal rows: a row that sees nothing, four key ranges',
+        dims: { B: 2, Hq: 2, Hkv: 2, Lq: 4, Lk: 200, d: 64 },
+        options: { causal: true, cacheLengths: [3, 150], softcap: 2.5, alibiSlopes: Float32Array.of(0.25, 0.0625), sinks: Float32Array.of(1, -2) },
+        kernel: 'attention-decode',
+      },
       {
         name: '3 rows appended on the GPU to caches of 5 and 0 of 40, then 3 causal rows in the same encoder, bshd',
         dims: { B: 2, Hq: 2, Hkv: 2, Lq: 3, Lk: 40, d: 64 },
@@ -119,8 +142,22 @@ export const GROUPS: { name: string; cases: Case[] }[] = [
       },
     ],
   },
-  { name: 'd = 8', cases: [{ name: 'window [−1, 4], GQA 2', dims: { B: 1, Hq: 2, Hkv: 1, Lq: 33, Lk: 65, d: 8 }, options: { window: [-1, 4] } }] },
-  { name: 'd = 128', cases: [{ name: 'causal, Lq < Lk', dims: { B: 1, Hq: 1, Hkv: 1, Lq: 40, Lk: 50, d: 128 }, options: { causal: true } }] },
+  {
+    name: 'd = 8',
+    cases: [
+      { name: 'window [−1, 4], GQA 2', dims: { B: 1, Hq: 2, Hkv: 1, Lq: 33, Lk: 65, d: 8 }, options: { window: [-1, 4] } },
+      // One invocation per row group (16 keys per step) where the head is this small.
+      { name: 'softcap, ALiBi and sinks, window [−1, 4], GQA 2', dims: { B: 1, Hq: 2, Hkv: 1, Lq: 33, Lk: 65, d: 8 }, options: { window: [-1, 4], softcap: 1, alibiSlopes: Float32Array.of(0.5, 0.125), sinks: Float32Array.of(0, 1) } },
+    ],
+  },
+  {
+    name: 'd = 128',
+    cases: [
+      { name: 'causal, Lq < Lk', dims: { B: 1, Hq: 1, Hkv: 1, Lq: 40, Lk: 50, d: 128 }, options: { causal: true } },
+      // Four rows per group where the GPU's subgroups allow it at d = 128.
+      { name: 'softcap, ALiBi and sinks, causal, Lq < Lk', dims: { B: 1, Hq: 2, Hkv: 1, Lq: 40, Lk: 50, d: 128 }, options: { causal: true, softcap: 2, alibiSlopes: Float32Array.of(0.25, 0.0625), sinks: Float32Array.of(1, -1) } },
+    ],
+  },
   {
     name: 'd = 80, element masks',
     cases: [

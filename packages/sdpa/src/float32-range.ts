@@ -6,7 +6,9 @@
  *
  * An additive mask enters only the CPU path's decision (s + M_ij is one float32 addition there); the GPU kernels take
  * the mask in base 2 with values past ±2^126 (in base 2) brought monotonically within ±(2^127 − 2^110) by the host
- * (tiled-host.ts, `maskBase2`), so no finite mask value can make them overflow, as the proof below counts.
+ * (tiled-host.ts, `maskBase2`), so no finite mask value can make them overflow, as the proof below counts. A softcap
+ * bounds the scores by c, ALiBi adds at most max|slope|·(Lq + Lk) to their range, and sinks enter the softmax beside
+ * them: each is counted below.
  */
 import { SdpaArgumentError, type SdpaProblem } from '@fa/core';
 import { sdpaOracleAsync } from '@fa/reference';
@@ -110,6 +112,22 @@ function largestMaskValue(problem: SdpaProblem): number {
   return largest;
 }
 
+/** The most ALiBi takes from a score: max|slope_h|·(Lq + Lk), above every distance |i + Lk − Lq − j|; 0 without slopes. */
+function alibiRange(problem: SdpaProblem): number {
+  const slopes = problem.alibiSlopes;
+  if (!slopes) return 0;
+  let largest = 0;
+  for (const slope of slopes) largest = Math.max(largest, Math.abs(slope));
+  return largest * (problem.dims.Lq + problem.dims.Lk);
+}
+
+/** The largest |sink_h|; 0 without sinks. */
+function largestSink(problem: SdpaProblem): number {
+  let largest = 0;
+  for (const sink of problem.sinks ?? []) largest = Math.max(largest, Math.abs(sink));
+  return largest;
+}
+
 /** τ of a kernel's lazy rescale (its `const TAU`): a weight P̃ = 2^(s − m_i) may reach 2^τ. */
 function tauOf(code: string, label: string): number {
   const match = /const TAU: f32 = ([0-9.]+);/.exec(code);
@@ -123,7 +141,9 @@ const LAZY_TAU = { 'attention-fp32': tauOf(ATTENTION_FP32_KERNEL.code, 'attentio
 /**
  * Why `impl`'s float32 arithmetic could overflow on values of this range, or undefined when it cannot (a proof, not an
  * estimate). Notation: F = 3.4028235e38, the largest float32; u = 2^-24; Q̄, K̄ the largest row norms of q and k,
- * Q_a, K_a, V̄ the largest |q|, |k|, |v|; c = |scale|; L = Lk; τ the weight bound of a lazy rescale (P̃ ≤ 2^τ).
+ * Q_a, K_a, V̄ the largest |q|, |k|, |v|; c = |scale|; L = Lk; τ the weight bound of a lazy rescale (P̃ ≤ 2^τ);
+ * C the softcap; A = max|slope_h|·(Lq + Lk), the most ALiBi takes from a score (every distance |i + Lk − Lq − j| is
+ * below Lq + Lk); Σ̄ = max|sink_h|.
  * A float32 sum or product of terms whose magnitudes add up to at most X, computed with at most n roundings on the path
  * of any term (in any order), is at most X·(1 + γ_n), γ_n = nu/(1 − nu) (Higham, §3.1); with n = L + d + 64, which
  * covers every path below, that is finite while X ≤ F_n = F / max(2, 1 + γ_n), F/2 up to 2^23 − d − 64 keys. Hence:
@@ -139,14 +159,25 @@ const LAZY_TAU = { 'attention-fp32': tauOf(ATTENTION_FP32_KERNEL.code, 'attentio
  *    With an additive mask, the CPU path adds M_ij to s in one rounding: |s| ≤ c·Q̄K̄·(1 + γ_{d+2}), |M_ij| ≤ M̄ (the
  *    largest finite |mask value|), and a sum below 2^128 − 2^103 rounds to at most F, so it needs
  *    c·Q̄K̄·(1 + γ_{d+2}) + M̄ < 2^128 − 2^103. (The GPU kernels need nothing of the mask: step 2.)
+ *    Softcap and ALiBi come after the product, before the mask. A softcapped score is C·tanh(s/C), at most C (the
+ *    CPU path's s/C may round to ±∞ for a tiny C: tanh gives ±1 there, no NaN), and ALiBi adds at most A: the score
+ *    before the mask is at most S₁ = (C, or c·Q̄K̄ without a softcap, + A) up to the roundings of that path, at most
+ *    d + 6 of them. CPU: with ALiBi or a mask, S₁·(1 + γ_{d+6}) + M̄ < 2^128 − 2^103. GPU, in base 2: S₁·log2(e)
+ *    ≤ 2^100, so the scores they take into step 2 stay below 2^101 as before (the softcap's factor c·log2(e) is then
+ *    a finite float32, and its capIn ≤ 2^26 keeps s·capIn finite: kernel-support.ts).
  * 2. Softmax. GPU: a masked score is t = s + g with |s| ≤ 2^100·(1 + γ_n) < 2^101 and |g| ≤ 2^127 − 2^110 (the
  *    host's mask), so |t| < 2^127 − 2^109; the running maximum m_i starts at LOWEST = −2^127 (−3e38 in the decode
  *    kernel, which has no mask: |t| < 2^101 there). Every difference of two of t, m_i and LOWEST is then below
  *    2^128 − 2^109 < F (3e38 + 2^101 < F), so exp2 never sees an overflow, let alone ∞ − ∞, and a finite score is
  *    never taken for LOWEST. CPU: S_ij and m_i are finite by step 1, S_ij − m_i ≤ 0, and exp of a difference that
  *    rounds to −∞ (two scores of opposite signs near ±F) is 0, as IEEE arithmetic gives it.
+ *    Sinks: a row's sink σ_h enters as one more term of its softmax, 2^(σ_h − m_i) (e^(σ_h − m_i) on the CPU), where
+ *    m_i becomes the larger of the keys' maximum and σ_h. GPU: Σ̄·log2(e) ≤ 2^100, so σ_h in base 2 is a score like
+ *    the others for step 2's differences (the kernels hold 2^(σ − m_i) at 2^126 where they divide by it, and take
+ *    the log-sum-exp from max(m_i, σ)); CPU: σ_h is a finite float32, and the differences are as above.
  * 3. Sums. Each weight is P̃ ≤ 2^τ (τ = 8 for the tiled kernels' lazy rescale, 0 for the decode kernel and the CPU,
- *    whose m_i is the maximum so far), and every rescale or merge factor is ≤ 1. So ℓ_i ≤ 2^τ·L and every partial sum
+ *    whose m_i is the maximum so far), and every rescale or merge factor is ≤ 1. So ℓ_i ≤ 2^τ·L (plus a sink's weight,
+ *    at most 2^126 where a kernel divides by it, 1 on the CPU) and every partial sum
  *    of the unnormalized O = Σ P̃·v (a step's sum, the running sum, a flush, the merge of key ranges) is at most
  *    2^τ·L·V̄ in magnitude: it must be ≤ F_n.
  * 4. Output. O_i = Σ w_j v_j with w_j ≥ 0, Σ w_j = 1 up to rounding, so |O_i| ≤ 2·V̄ < F by step 3; with f16
@@ -161,12 +192,25 @@ export function float32OverflowReason(impl: SdpaImplementation, range: TensorRan
   const dot = range.maxQNorm * range.maxKNorm;
   const g = (x: number): string => x.toPrecision(2);
   const tau = impl === 'attention-fp32' || impl === 'attention-matrix' ? LAZY_TAU[impl] : 0;
+  // Softcap and ALiBi: the score before the mask is at most S₁ (step 1), named as the input gives it.
+  const alibi = alibiRange(problem);
+  const capped = problem.softcap ?? c * dot;
+  const s1 = capped + alibi;
+  const s1Text = `${problem.softcap !== undefined ? 'softcap' : '|scale|·max‖q‖·max‖k‖'}${alibi > 0 ? ' + max|slope|·(Lq + Lk)' : ''}`;
+  const scoreTerms = problem.softcap !== undefined || alibi > 0;
   if (impl === 'cpu-fp32') {
     if (dot > limit) return `max‖q‖·max‖k‖ reaches ${g(dot)}, over ${g(limit)} (its dot products could overflow)`;
     if (c * dot > limit) return `|scale|·max‖q‖·max‖k‖ reaches ${g(c * dot)}, over ${g(limit)} (its scores could overflow)`;
     const mask = largestMaskValue(problem);
-    const masked = c * dot * (1 + gamma(problem.dims.d + 2)) + mask;
-    if (mask > 0 && masked >= ROUNDS_TO_FLOAT32_MAX) return `|scale|·max‖q‖·max‖k‖ + max|mask| reaches ${g(masked)}, past float32's ${g(FLOAT32_MAX)} (s + mask could overflow)`;
+    if (scoreTerms) {
+      const masked = s1 * (1 + gamma(problem.dims.d + 6)) + mask;
+      if ((alibi > 0 || mask > 0) && masked >= ROUNDS_TO_FLOAT32_MAX) {
+        return `${s1Text}${mask > 0 ? ' + max|mask|' : ''} reaches ${g(masked)}, past float32's ${g(FLOAT32_MAX)} (its scores could overflow)`;
+      }
+    } else {
+      const masked = c * dot * (1 + gamma(problem.dims.d + 2)) + mask;
+      if (mask > 0 && masked >= ROUNDS_TO_FLOAT32_MAX) return `|scale|·max‖q‖·max‖k‖ + max|mask| reaches ${g(masked)}, past float32's ${g(FLOAT32_MAX)} (s + mask could overflow)`;
+    }
   } else {
     const qHat = c * Math.LOG2E * range.maxAbsQ;
     if (impl === 'attention-matrix' && dtype === 'f32') {
@@ -175,6 +219,9 @@ export function float32OverflowReason(impl: SdpaImplementation, range: TensorRan
     }
     if (qHat > limit) return `|scale|·log2(e)·max|q| reaches ${g(qHat)}, over ${g(limit)}`;
     if (c * Math.LOG2E * dot > GPU_SCORE_LIMIT) return `|scale|·log2(e)·max‖q‖·max‖k‖ reaches ${g(c * Math.LOG2E * dot)}, over the ${g(GPU_SCORE_LIMIT)} (2^100) its scores may reach`;
+    if (scoreTerms && s1 * Math.LOG2E > GPU_SCORE_LIMIT) return `(${s1Text})·log2(e) reaches ${g(s1 * Math.LOG2E)}, over the ${g(GPU_SCORE_LIMIT)} (2^100) its scores may reach`;
+    const sink = largestSink(problem);
+    if (sink * Math.LOG2E > GPU_SCORE_LIMIT) return `max|sink|·log2(e) reaches ${g(sink * Math.LOG2E)}, over the ${g(GPU_SCORE_LIMIT)} (2^100) its scores may reach`;
   }
   const sum = 2 ** tau * L * range.maxAbsV;
   if (sum > limit) return `${tau > 0 ? `2^${tau}·` : ''}Lk·max|v| reaches ${g(sum)}, over ${g(limit)} (its running sum of P̃·V could overflow)`;

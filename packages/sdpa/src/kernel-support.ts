@@ -59,6 +59,41 @@ export function commonUniforms(problem: SdpaProblem): Record<string, number> {
   };
 }
 
+/** The most capIn the kernels take: a base-2 score times it stays finite (|s| < 2^101 by float32-range.ts). */
+const CAP_IN_MAX = 2 ** 26;
+
+/**
+ * The softcap's uniforms. The kernels' scores are in base 2 (s·log2 e); the softcap is applied in natural units: a
+ * score times capIn = ln(2)/c is s/c, and capOut = c·log2(e) times its tanh is c·tanh(s/c) back in base 2. capIn is
+ * held at 2^26 (c below 1.03e-8), so that no product overflows: there the capped scores lie within ±c·log2(e), under
+ * 1.5e-8, either way, below what float32 resolves in the softmax.
+ */
+export function softcapUniforms(problem: SdpaProblem): { capIn: number; capOut: number } {
+  const c = problem.softcap;
+  return c === undefined ? { capIn: 0, capOut: 0 } : { capIn: Math.min(Math.LN2 / c, CAP_IN_MAX), capOut: c * Math.LOG2E };
+}
+
+/** The switches of the softcap, ALiBi and sinks, as the kernels' uniforms name them (1: on). */
+export function scoreTermSwitches(problem: SdpaProblem): { softcap: number; alibi: number; sinks: number } {
+  return { softcap: problem.softcap !== undefined ? 1 : 0, alibi: problem.alibiSlopes ? 1 : 0, sinks: problem.sinks ? 1 : 0 };
+}
+
+/**
+ * Each query head's ALiBi slope and sink logit in base 2 (×log2 e, computed in float64 and rounded once), as pairs
+ * [slope_0, sink_0, slope_1, sink_1, …] (0 for the one not given); undefined when the problem has neither.
+ */
+export function headTerms(problem: SdpaProblem): Float32Array | undefined {
+  const { alibiSlopes, sinks } = problem;
+  if (!alibiSlopes && !sinks) return undefined;
+  const { Hq } = problem.dims;
+  const terms = new Float32Array(2 * Hq);
+  for (let h = 0; h < Hq; h++) {
+    terms[2 * h] = (alibiSlopes?.[h] ?? 0) * Math.LOG2E;
+    terms[2 * h + 1] = (sinks?.[h] ?? 0) * Math.LOG2E;
+  }
+  return terms;
+}
+
 /** One bind group layout with every binding of a kernel, so that its entry points share a bind group. */
 export function explicitLayout(device: GPUDevice, bindings: ReturnType<typeof kernelBindings>, label: string): GPUPipelineLayout & { getBindGroupLayout(index: 0): GPUBindGroupLayout } {
   const typeOf = (space: string): GPUBufferBindingType => {

@@ -18,7 +18,7 @@ import {
 } from '@fa/core';
 import combineCode from './combine.wgsl';
 import interfaceCode from './tiled-interface.wgsl';
-import { bindingResource, COMBINE_WORKGROUP, commonUniforms, explicitLayout, OwnedBuffers, RunUniforms, type KernelBuffers, type TensorBinding, type TensorType } from './kernel-support.js';
+import { bindingResource, COMBINE_WORKGROUP, commonUniforms, explicitLayout, headTerms, OwnedBuffers, RunUniforms, softcapUniforms, type KernelBuffers, type TensorBinding, type TensorType } from './kernel-support.js';
 
 /** A tiled kernel's source: its `main` (`code`) with the shared interface and `combine` entry point appended. */
 export function tiledKernel(label: string, code: string): KernelSource {
@@ -34,7 +34,8 @@ export interface TiledPlan {
   readonly constants: Readonly<Record<string, number>>;
   /**
    * What the kernel does beyond the band, as uniforms rather than constants (one pipeline serves every mask, which
-   * a software GPU would otherwise compile once per combination): mask, blocks, blockTiles, writeLse, cached.
+   * a software GPU would otherwise compile once per combination): mask, blocks, blockTiles, writeLse, cached, softcap,
+   * alibi, sinks.
    */
   readonly switches: Readonly<Record<string, number>>;
   /** Query rows per workgroup. */
@@ -101,7 +102,7 @@ export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, 
   const Tr = Math.ceil(Lq / plan.BR);
   const tiles = Math.ceil(Lk / plan.BC);
   const fixed: Record<string, GPUBuffer> = {
-    mask: storage(`${id} mask`, problem.mask ? kernelMask(problem.mask) : undefined),
+    mask: storage(`${id} mask`, maskAndHeadTerms(problem)),
     blockFlags: storage(`${id} block flags`, problem.blockMask ? Uint32Array.from(problem.blockMask.data) : undefined),
     tileLists: storage(`${id} tile lists`, problem.blockMask ? tileLists(problem, plan) : undefined),
     lse: storage(`${id} no lse`, undefined),
@@ -236,6 +237,21 @@ export function kernelMask(mask: NonNullable<SdpaProblem['mask']>): Float32Array
   return out;
 }
 
+/**
+ * What the kernels' `mask` binding holds: the element mask as they read it (kernelMask), then, with ALiBi or sinks,
+ * each query head's slope and sink logit in base 2 (headTerms, from uniform headTerms on), so that these take no
+ * binding of their own: the tiled kernels bind 10 storage buffers already, past WebGPU's default 8 per stage.
+ */
+export function maskAndHeadTerms(problem: SdpaProblem): Float32Array | undefined {
+  const mask = problem.mask ? kernelMask(problem.mask) : undefined;
+  const terms = headTerms(problem);
+  if (!terms) return mask;
+  const all = new Float32Array((mask?.length ?? 0) + terms.length);
+  if (mask) all.set(mask);
+  all.set(terms, mask?.length ?? 0);
+  return all;
+}
+
 /** The uniform's values for a run of `batches` batches from `batch0`, but where the tensors lie (TensorPlacement). */
 function bandAndMaskUniforms(problem: SdpaProblem, batch0: number, batches: number, splits: number, perSplit = 0): Record<string, number> {
   const m = problem.mask?.strides ?? { b: 0, h: 0, i: 0, j: 0 };
@@ -257,6 +273,8 @@ function bandAndMaskUniforms(problem: SdpaProblem, batch0: number, batches: numb
     blocksJ: bs.j,
     splits,
     perSplit,
+    ...softcapUniforms(problem),
+    headTerms: problem.mask?.data.length ?? 0,
   };
 }
 

@@ -41,6 +41,12 @@ struct Params {
   blockTiles: u32,         // 1: every kernel tile lies inside one block (blocks are whole tiles): no per-score test
   writeLse: u32,           // 1: write each row's log-sum-exp
   cached: u32,             // 1: batch b holds only its first tileLists[b] keys (no block mask then)
+  softcap: u32,            // 1: each score s becomes c·tanh(s/c), in natural units (softcapped)
+  alibi: u32,              // 1: each score of query head h loses slope_h·|i + Lk − Lq − j| (headTerms)
+  sinks: u32,              // 1: each row's ℓ counts its query head's sink logit, 2^(sink − m) (headTerms)
+  capIn: f32,              // ln(2)/c, at most 2^26: a score in base 2 times capIn is s/c in natural units
+  capOut: f32,             // c·log2(e): c·tanh(·) back in base 2
+  headTerms: u32,          // where `mask` holds each query head's (slope, sink) pair, base 2, after the mask's values
 }
 
 @group(0) @binding(0) var<storage, read> q: array<Packed>;
@@ -48,7 +54,8 @@ struct Params {
 @group(0) @binding(2) var<storage, read> v: array<Packed>;
 @group(0) @binding(3) var<storage, read_write> O: array<Packed>;
 @group(0) @binding(4) var<uniform> params: Params;
-@group(0) @binding(5) var<storage, read> mask: array<f32>;          // additive in base 2 (maskBase2), ≤ EXCLUDED where excluded
+@group(0) @binding(5) var<storage, read> mask: array<f32>;          // additive in base 2 (maskBase2), ≤ EXCLUDED where excluded;
+                                                                    // then, with ALiBi or sinks, 2·Hq floats from headTerms
 @group(0) @binding(6) var<storage, read> blockFlags: array<u32>;   // 1: the block is computed
 @group(0) @binding(7) var<storage, read_write> lse: array<f32>;     // B·Hq·Lq: log-sum-exp of each row
 @group(0) @binding(8) var<storage, read> tileLists: array<u32>;     // per (batch, head, query tile): start, count; then tiles.
@@ -79,6 +86,17 @@ fn naturalLse(x: f32) -> f32 {
   let a = abs(x);
   if (a <= MASK_KNEE) { return x * 0.6931471805599453; }
   return sign(x) * (KNEE_LN2 + min((a - MASK_KNEE) * MASK_SPAN_INV, 1.0) * TAIL_SPAN);
+}
+
+// Query head hq's ALiBi slope and sink logit in base 2 (×log2 e), which the host writes after the mask's values, so
+// that they take no binding of their own (the tiled kernels bind 10 storage buffers already).
+fn headTerms(hq: u32) -> vec2<f32> { return vec2<f32>(mask[params.headTerms + 2u * hq], mask[params.headTerms + 2u * hq + 1u]); }
+
+// The softcap on scores s in base 2, in natural units: s·ln 2 / c (one multiply by capIn), tanh, times c·log2(e)
+// (capOut). tanh's argument is clamped to ±10, where tanh rounds to ±1 in float32 anyway, so that no implementation's
+// tanh meets an argument whose exponentials overflow; capIn ≤ 2^26 keeps s·capIn finite (|s| < 2^101).
+fn softcapped(s: vec4<f32>) -> vec4<f32> {
+  return params.capOut * tanh(clamp(s * params.capIn, vec4<f32>(-10.0), vec4<f32>(10.0)));
 }
 
 // The band of keys row i sees in a batch of Lk valid keys: [i + Lk − Lq − left, i + Lk − Lq + right], signed.

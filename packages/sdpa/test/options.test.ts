@@ -5,10 +5,11 @@
  * and run's cache lengths only where the attention was prepared with them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GpuContext } from '@fa/core';
+import { sdpaProblem, SUBGROUP_MATRIX_FEATURE, UnsupportedShapeError, type GpuContext, type SdpaOptions } from '@fa/core';
 import { acquireNodeGpu } from '@fa/core/node';
 import { readBack } from '../src/conformance.js';
-import { attention, chooseKernel, gpuUnsupportedReason, lengthsAfter, prepareAttention, prepareCacheAppend, SdpaArgumentError, type PrepareOptions, type SdpaDims } from '../src/index.js';
+import { float32OverflowReason, GPU_SCORE_LIMIT, type TensorRange } from '../src/float32-range.js';
+import { attention, chooseKernel, gpuUnsupportedReason, lengthsAfter, planAttention, prepareAttention, prepareCacheAppend, SdpaArgumentError, type PrepareOptions, type SdpaDims } from '../src/index.js';
 
 /** What the argument checks look at of a GPU; anything past them would fail on it, so a refusal is from the checks. */
 const STAND_IN = { device: {}, report: { limits: {} }, adapter: {} } as unknown as GpuContext;
@@ -47,7 +48,18 @@ const PREPARE_REFUSED: readonly (readonly [string, unknown, RegExp])[] = [
   ['tuning keysPerTile 0', { tuning: { keysPerTile: 0 } }, /^tuning\.keysPerTile is 0; give a positive integer/],
   ['tuning key mistyped', { tuning: { keysPerTle: 8 } }, /^unknown tuning key keysPerTle; did you mean keysPerTile\?$/],
   ['casual: true', { casual: true }, /^unknown option casual; did you mean causal\?$/],
-  ['returnLse (attention\'s) given to prepare', { returnLse: true }, /^unknown option returnLse; give only scale, causal, window, mask, blockMask, layout, cacheLengths, lse, dtype, kernel, maxBindingBytes, tuning$/],
+  ['returnLse (attention\'s) given to prepare', { returnLse: true }, /^unknown option returnLse; give only scale, causal, window, mask, blockMask, layout, cacheLengths, softcap, sinks, alibiSlopes, lse, dtype, kernel, maxBindingBytes, tuning$/],
+  ['softcap 0', { softcap: 0 }, /^softcap is 0; give a positive finite number c \(scores become c·tanh\(s\/c\)\), or leave it out$/],
+  ['softcap −30', { softcap: -30 }, /^softcap is -30; give a positive finite number c/],
+  ['softcap Infinity', { softcap: Number.POSITIVE_INFINITY }, /^softcap is Infinity; give a positive finite number c/],
+  ['softcap a string', { softcap: '30' }, /^softcap is "30"; give a positive finite number c/],
+  ['sinks an array', { sinks: [0.5] }, /^sinks is \[0\.5\]; give a Float32Array of Hq sink logits, one per query head$/],
+  ['sinks for two query heads of one', { sinks: Float32Array.of(0.5, 1) }, /^sinks holds 2 values but there are 1 query heads \(Hq\); give one per query head$/],
+  ['a sink of −Infinity', { sinks: Float32Array.of(Number.NEGATIVE_INFINITY) }, /^sinks\[0\] is -Infinity; give finite sink logits$/],
+  ['alibiSlopes a Float64Array', { alibiSlopes: Float64Array.of(0.5) }, /^alibiSlopes is a Float64Array of 1; give a Float32Array of Hq ALiBi slopes, one per query head$/],
+  ['an ALiBi slope of NaN', { alibiSlopes: Float32Array.of(Number.NaN) }, /^alibiSlopes\[0\] is NaN; give finite slopes$/],
+  ['alibiSlopes empty', { alibiSlopes: new Float32Array(0) }, /^alibiSlopes holds 0 values but there are 1 query heads \(Hq\); give one per query head$/],
+  ['sink for sinks', { sink: Float32Array.of(0) }, /^unknown option sink; did you mean sinks\?$/],
   ['options null', null, /^the options are null; give an object of options, or leave them out$/],
 ];
 
@@ -80,18 +92,78 @@ describe('attention refuses wrong options, on the CPU and before any GPU work', 
     ['kernel "bogus"', { kernel: 'bogus', gpu: STAND_IN }, /^kernel is "bogus"; give 'attention-fp32'/],
     ['causal "yes"', { causal: 'yes' }, /^causal is "yes"; give true or false$/],
     ['casual: true', { casual: true }, /^unknown option casual; did you mean causal\?$/],
-    ['lse (prepare\'s) given to attention', { lse: true }, /^unknown option lse; give only scale, causal, window, mask, blockMask, layout, cacheLengths, gpu, returnLse, kernel, plan$/],
+    ['lse (prepare\'s) given to attention', { lse: true }, /^unknown option lse; give only scale, causal, window, mask, blockMask, layout, cacheLengths, softcap, sinks, alibiSlopes, gpu, returnLse, kernel, plan$/],
     ['a bool mask of Float32Array data', { mask: { kind: 'bool', data: new Float32Array(4), shape: [4] } }, /^a bool mask's data is a Float32Array of 4/],
     ['cache length 0xFFFFFFFF', { cacheLengths: [0xffffffff] }, /^cacheLengths\[0\] is 4294967295; give an integer from 0 to Lk = 4$/],
+    ['softcap NaN', { softcap: Number.NaN }, /^softcap is NaN; give a positive finite number c/],
+    ['sinks of 3 for one query head', { sinks: new Float32Array(3) }, /^sinks holds 3 values but there are 1 query heads \(Hq\); give one per query head$/],
     ['options null', null, /^the options are null/],
   ] as const)('%s', async ([, options, message]) => {
     expect(await refusal(() => run(options))).toMatch(message);
   });
 
   it('still computes with every option right (on the CPU)', async () => {
-    const result = await attention(q, kv, kv, { causal: true, returnLse: true, scale: 0.5, window: [-1, 0], layout: 'bhsd', cacheLengths: [2], gpu: undefined });
+    const result = await attention(q, kv, kv, { causal: true, returnLse: true, scale: 0.5, window: [-1, 0], layout: 'bhsd', cacheLengths: [2], softcap: 20, sinks: Float32Array.of(1), alibiSlopes: Float32Array.of(0.5), gpu: undefined });
     expect(result.impl).toBe('cpu-fp32');
     expect(result.lse).toHaveLength(1);
+    expect(result.lse?.[0]).toBeCloseTo(Math.log(Math.exp(1) + 1 + Math.exp(-0.5)), 6); // q = 0: scores 0 − 0.5·distance, and the sink
+  });
+});
+
+/** What the plans read of a GPU, an H100's (as kernel-snapshots.test.ts describes it): planning compiles nothing. */
+const H100_LIKE = {
+  device: { features: new Set(['subgroups', 'shader-f16', 'timestamp-query', SUBGROUP_MATRIX_FEATURE]) },
+  adapter: { info: { subgroupMatrixConfigs: [{ componentType: 'f16', resultComponentType: 'f32', M: 16, N: 16, K: 16 }] } },
+  report: { subgroupMinSize: 32, subgroupMaxSize: 32, limits: { maxComputeWorkgroupStorageSize: 49152, maxStorageBufferBindingSize: 2147483644, maxBufferSize: 2 ** 40 } },
+} as unknown as GpuContext;
+
+describe('softcap, ALiBi and sinks: the kernels that take them, the one that declines, the overflow bound (no GPU)', () => {
+  const prefill: SdpaDims = { B: 1, Hq: 4, Hkv: 2, Lq: 64, Lk: 64, d: 64 };
+  const all: SdpaOptions = { softcap: 30, sinks: Float32Array.of(0, 1, 2, 3), alibiSlopes: Float32Array.of(0.5, 0.25, 0.125, 0.0625) };
+
+  it('run on attention-fp32 compiled as the general problem (GENERAL = 1) with their switches on, and on the decode kernel', () => {
+    const constantsOf = (options: PrepareOptions) => {
+      const plan = planAttention(H100_LIKE, prefill, options);
+      if (typeof plan === 'string' || plan.kernel === 'attention-decode') throw new Error(`not a tiled plan: ${typeof plan === 'string' ? plan : plan.kernel}`);
+      return { GENERAL: plan.kernelPlan.constants.GENERAL, ...plan.kernelPlan.switches };
+    };
+    expect(constantsOf({})).toMatchObject({ GENERAL: 0, softcap: 0, alibi: 0, sinks: 0 });
+    expect(constantsOf(all)).toMatchObject({ GENERAL: 1, softcap: 1, alibi: 1, sinks: 1 });
+    expect(constantsOf({ softcap: 30 })).toMatchObject({ GENERAL: 1, softcap: 1, alibi: 0, sinks: 0 });
+    expect(constantsOf({ sinks: all.sinks })).toMatchObject({ GENERAL: 1, softcap: 0, alibi: 0, sinks: 1 });
+    expect(constantsOf({ alibiSlopes: all.alibiSlopes })).toMatchObject({ GENERAL: 1, softcap: 0, alibi: 1, sinks: 0 });
+    expect(chooseKernel(H100_LIKE, { ...prefill, Lq: 1 }, all)).toBe('attention-decode');
+  });
+
+  it('attention-matrix declines them in one line: its plan says why, and prepareAttention naming it throws UnsupportedShapeError', async () => {
+    const why = "softcap, ALiBi slopes and sinks are attention-fp32's and attention-decode's";
+    for (const options of [all, { softcap: 30 }, { sinks: all.sinks }, { alibiSlopes: all.alibiSlopes }]) {
+      expect(planAttention(H100_LIKE, prefill, { ...options, kernel: 'attention-matrix' })).toBe(why);
+    }
+    expect(typeof planAttention(H100_LIKE, prefill, { kernel: 'attention-matrix' })).toBe('object');
+    const named = prepareAttention(H100_LIKE, prefill, { ...all, kernel: 'attention-matrix' });
+    await expect(named).rejects.toThrow(UnsupportedShapeError);
+    await expect(named).rejects.toThrow(`attention-matrix cannot run this problem here: ${why}`);
+  });
+
+  it('the overflow bound counts the softcap (scores within c), ALiBi (max|slope|·(Lq + Lk)) and the sinks', () => {
+    const quiet: TensorRange = { maxQNorm: 4, maxAbsQ: 1, maxKNorm: 4, maxAbsK: 1, maxAbsV: 1 };
+    const reason = (impl: 'attention-fp32' | 'attention-decode' | 'cpu-fp32', options: SdpaOptions): string | undefined => float32OverflowReason(impl, quiet, sdpaProblem(prefill, options), 'f32');
+    const gpuCap = GPU_SCORE_LIMIT / Math.LOG2E;
+    for (const impl of ['attention-fp32', 'attention-decode'] as const) {
+      expect(reason(impl, all)).toBeUndefined();
+      expect(reason(impl, { softcap: gpuCap * 0.99 })).toBeUndefined();
+      expect(reason(impl, { softcap: gpuCap * 1.01 })).toMatch(/^\(softcap\)·log2\(e\) reaches .*2\^100/);
+      const slope = gpuCap / (prefill.Lq + prefill.Lk);
+      expect(reason(impl, { alibiSlopes: Float32Array.of(0, -slope * 0.99, 0, 0) })).toBeUndefined();
+      expect(reason(impl, { alibiSlopes: Float32Array.of(0, -slope * 1.01, 0, 0) })).toMatch(/max\|slope\|·\(Lq \+ Lk\)\)·log2\(e\) reaches/);
+      expect(reason(impl, { sinks: Float32Array.of(0, 0, gpuCap * 0.99, 0) })).toBeUndefined();
+      expect(reason(impl, { sinks: Float32Array.of(0, 0, -gpuCap * 1.01, 0) })).toMatch(/^max\|sink\|·log2\(e\) reaches .*2\^100/);
+    }
+    // The CPU path: softcapped scores and sinks of any finite size; ALiBi's terms where s − slope·distance could overflow.
+    expect(reason('cpu-fp32', { softcap: 3e38, sinks: Float32Array.of(3e38, -3e38, 0, 0) })).toBeUndefined();
+    expect(reason('cpu-fp32', { alibiSlopes: Float32Array.of(1e36, 0, 0, 0) })).toBeUndefined();
+    expect(reason('cpu-fp32', { alibiSlopes: Float32Array.of(3e36, 0, 0, 0) })).toMatch(/max\|slope\|·\(Lq \+ Lk\) reaches .* \(its scores could overflow\)$/);
   });
 });
 

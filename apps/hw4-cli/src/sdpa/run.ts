@@ -20,7 +20,7 @@ import { whileOpening } from '../fifo-opens.js';
 import type { Reporter } from '../output.js';
 import { checkParentAlive } from '../parent-watch.js';
 import { inputName, readNpyInput } from './npy-input.js';
-import { checkCacheLengths, runOptions } from './run-options.js';
+import { checkCacheLengths, perHeadValues, runOptions } from './run-options.js';
 import { refuseOverlaps, type NamedPath } from './same-file.js';
 import { checkSameDtype, maskOf, tensorOf } from './tensors.js';
 
@@ -33,12 +33,16 @@ export async function sdpaRun(values: Values, positionals: string[], out: Report
   const impl = implOf(stringFlag(values, 'impl'));
   const options = runOptions(values);
   const maskPath = stringFlag(values, 'mask');
+  const sinksPath = stringFlag(values, 'sinks');
+  const slopesPath = stringFlag(values, 'alibi-slopes');
   const lsePath = stringFlag(values, 'lse');
   const inputs: NamedPath[] = [
     { role: 'Q', path: qPath },
     { role: 'K', path: kPath },
     { role: 'V', path: vPath },
     ...(maskPath === undefined ? [] : [{ role: 'the mask', path: maskPath }]),
+    ...(sinksPath === undefined ? [] : [{ role: '--sinks', path: sinksPath }]),
+    ...(slopesPath === undefined ? [] : [{ role: '--alibi-slopes', path: slopesPath }]),
   ];
   const outputs: NamedPath[] = [{ role: 'OUTPUT', path: outPath }, ...(lsePath === undefined ? [] : [{ role: '--lse', path: lsePath }])];
   refuseStdioMixes(inputs, outputs, out.json);
@@ -49,9 +53,9 @@ export async function sdpaRun(values: Values, positionals: string[], out: Report
   );
   try {
     const notes: string[] = [];
-    const arrays: NpyArray[] = [];
-    for (const input of inputs) arrays.push(await readNpyInput(input.path, input.role));
-    const [qArray, kArray, vArray, maskArray] = arrays as [NpyArray, NpyArray, NpyArray, NpyArray | undefined];
+    const arrays = new Map<string, NpyArray>();
+    for (const input of inputs) arrays.set(input.role, await readNpyInput(input.path, input.role));
+    const [qArray, kArray, vArray, maskArray] = ['Q', 'K', 'V', 'the mask'].map((role) => arrays.get(role)) as [NpyArray, NpyArray, NpyArray, NpyArray | undefined];
     checkSameDtype([['Q', qArray], ['K', kArray], ['V', vArray]]);
     const q = tensorOf(qArray, inputName('Q', qPath), notes);
     const k = tensorOf(kArray, inputName('K', kPath), notes);
@@ -59,8 +63,12 @@ export async function sdpaRun(values: Values, positionals: string[], out: Report
     const mask = maskArray === undefined || maskPath === undefined ? undefined : maskOf(maskArray, inputName('the mask', maskPath), notes);
     const dims = inputError(() => dimsOf(q, k, v, options.layout));
     checkCacheLengths(options, dims);
+    const sinksArray = arrays.get('--sinks');
+    const slopesArray = arrays.get('--alibi-slopes');
+    const sinks = sinksArray && sinksPath !== undefined ? perHeadValues(sinksArray, '--sinks', inputName('', sinksPath).trim(), dims, notes) : undefined;
+    const alibiSlopes = slopesArray && slopesPath !== undefined ? perHeadValues(slopesArray, '--alibi-slopes', inputName('', slopesPath).trim(), dims, notes) : undefined;
     const env: RunEnv = await makeEnv({ gpu: impl !== 'cpu-fp32', threads: 1 });
-    const full: SdpaOptions = { ...options, ...(mask ? { mask } : {}) };
+    const full: SdpaOptions = { ...options, ...(mask ? { mask } : {}), ...(sinks ? { sinks } : {}), ...(alibiSlopes ? { alibiSlopes } : {}) };
     const dtype = q.data instanceof Uint16Array ? ('f16' as const) : ('f32' as const);
     const kernel = impl === undefined || impl === 'cpu-fp32' ? undefined : impl;
     const returnLse = lsePath !== undefined;

@@ -13,6 +13,12 @@
  *   rest are excluded, and the band is aligned to that length: Lk above reads cacheLengths[b] (FlashAttention-2's
  *   `cache_seqlens`, counting the rows just appended).
  * - A row that sees no key gives 0 (FlashAttention's convention; PyTorch gives NaN), and its log-sum-exp is −∞.
+ * - Softcap, ALiBi and sinks, in FlashAttention-2's and FlexAttention's order: s = scale·q·k, then s = c·tanh(s/c)
+ *   (`softcap` c), then s −= slope_h·|(i + Lk − Lq) − j| (`alibiSlopes`, one per query head h, the distance from the
+ *   bottom-right diagonal, Lk the batch's cache length where one is given), then the additive mask, then the exclusions
+ *   (boolean mask, band, block mask), then the softmax with each query head's sink logit in its denominator
+ *   (`sinks`: a key whose value row is 0), O_i = Σ_j e^{s_ij} v_j / (Σ_j e^{s_ij} + e^{sink_h}). A row that sees no
+ *   key then gives 0 by that formula, and its log-sum-exp is log e^{sink_h} = sink_h.
  */
 
 import { checkDimsObject, checkSdpaOptions } from './validate-options.js';
@@ -67,6 +73,22 @@ export interface SdpaOptions {
    * preallocates Lk rows once and appends (@fa/sdpa's `prepareCacheAppend`).
    */
   readonly cacheLengths?: ArrayLike<number>;
+  /**
+   * Logit softcapping (Gemma 2's `attn_logit_softcapping`): each score s = scale·q·k becomes c·tanh(s/c), within ±c,
+   * before ALiBi and the masks. A positive finite number.
+   */
+  readonly softcap?: number;
+  /**
+   * Attention sinks (gpt-oss's): one logit per query head, Hq finite values, that every row's softmax counts in its
+   * denominator as a key whose value row is 0: O_i = Σ_j e^{s_ij} v_j / (Σ_j e^{s_ij} + e^{sink_h}).
+   */
+  readonly sinks?: Float32Array;
+  /**
+   * ALiBi: one slope per query head, Hq finite values; score (i, j) of head h gets −slope_h·|(i + Lk − Lq) − j|, its
+   * distance from the bottom-right diagonal (Lk: the batch's cache length where one is given), after the softcap and
+   * before the additive mask.
+   */
+  readonly alibiSlopes?: Float32Array;
 }
 
 /** A mask's data with the strides that broadcast it to [B, Hq, Lq, Lk] (0 along broadcast dimensions). */
@@ -90,6 +112,12 @@ export interface SdpaProblem {
   readonly blockMask?: { readonly rows: number; readonly keys: number; readonly data: Uint8Array; readonly strides: BroadcastStrides };
   /** Valid keys per batch (each 0 … Lk), when the caller gave cache lengths. */
   readonly cacheLengths?: readonly number[];
+  /** c of the softcap s → c·tanh(s/c), when given. */
+  readonly softcap?: number;
+  /** Each query head's sink logit (Hq values, a copy), when given. */
+  readonly sinks?: Float32Array;
+  /** Each query head's ALiBi slope (Hq values, a copy), when given. */
+  readonly alibiSlopes?: Float32Array;
 }
 
 /** A problem the caller described wrongly; the message names the problem and the fix in one line. */
@@ -158,7 +186,29 @@ export function sdpaProblem(dims: SdpaDims, options: SdpaOptions = {}): SdpaProb
     blockMask = { rows: bm.rows, keys: bm.keys, data: bm.data, strides };
   }
   const cacheLengths = options.cacheLengths === undefined ? undefined : validCacheLengths(options.cacheLengths, B, Lk);
-  return { dims: { B, Hq, Hkv, Lq, Lk, d }, layout, scale, left, right, ...(mask ? { mask } : {}), ...(blockMask ? { blockMask } : {}), ...(cacheLengths ? { cacheLengths } : {}) };
+  const sinks = options.sinks === undefined ? undefined : perHead(options.sinks, Hq, 'sinks', 'sink logits');
+  const alibiSlopes = options.alibiSlopes === undefined ? undefined : perHead(options.alibiSlopes, Hq, 'alibiSlopes', 'slopes');
+  return {
+    dims: { B, Hq, Hkv, Lq, Lk, d },
+    layout,
+    scale,
+    left,
+    right,
+    ...(mask ? { mask } : {}),
+    ...(blockMask ? { blockMask } : {}),
+    ...(cacheLengths ? { cacheLengths } : {}),
+    ...(options.softcap !== undefined ? { softcap: options.softcap } : {}),
+    ...(sinks ? { sinks } : {}),
+    ...(alibiSlopes ? { alibiSlopes } : {}),
+  };
+}
+
+/** Hq finite values, one per query head, copied; a one-line SdpaArgumentError otherwise. */
+function perHead(values: Float32Array, Hq: number, name: string, what: string): Float32Array {
+  if (values.length !== Hq) throw new SdpaArgumentError(`${name} holds ${values.length} values but there are ${Hq} query heads (Hq); give one per query head`);
+  const bad = values.findIndex((x) => !Number.isFinite(x));
+  if (bad >= 0) throw new SdpaArgumentError(`${name}[${bad}] is ${values[bad]}; give finite ${what}`);
+  return Float32Array.from(values);
 }
 
 /** B integers from 0 to Lk, as a plain array; a one-line SdpaArgumentError otherwise. */
@@ -201,6 +251,14 @@ export function maskTerm(problem: SdpaProblem, b: number, h: number, i: number, 
   const value = m.data[b * m.strides.b + h * m.strides.h + i * m.strides.i + j * m.strides.j] as number;
   if (m.kind === 'bool') return value === 0 ? Number.NEGATIVE_INFINITY : 0;
   return value;
+}
+
+/**
+ * The ALiBi distance of score (b, i, j): |(i + Lk − Lq) − j|, from the bottom-right diagonal, with Lk batch b's valid
+ * keys (its cache length where one is given), as the band aligns.
+ */
+export function alibiDistance(problem: SdpaProblem, b: number, i: number, j: number): number {
+  return Math.abs(i + validKeys(problem, b) - problem.dims.Lq - j);
 }
 
 /** Element offsets of row `row` of head `h` of batch `b` of a tensor with `heads` heads and `rows` rows, in a layout. */

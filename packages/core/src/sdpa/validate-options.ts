@@ -7,7 +7,7 @@
 import { SdpaArgumentError, type SdpaOptions } from './problem.js';
 
 /** The keys of SdpaOptions, in the order the messages list them. */
-export const SDPA_OPTION_KEYS = ['scale', 'causal', 'window', 'mask', 'blockMask', 'layout', 'cacheLengths'] as const satisfies readonly (keyof SdpaOptions)[];
+export const SDPA_OPTION_KEYS = ['scale', 'causal', 'window', 'mask', 'blockMask', 'layout', 'cacheLengths', 'softcap', 'sinks', 'alibiSlopes'] as const satisfies readonly (keyof SdpaOptions)[];
 
 const LAYOUTS: readonly string[] = ['bhsd', 'bshd'];
 
@@ -131,7 +131,7 @@ function checkBlockMask(blockMask: unknown): void {
 export function checkSdpaOptions(options: unknown, otherKeys: readonly string[] = []): asserts options is SdpaOptions | undefined {
   checkOptionKeys(options, [...SDPA_OPTION_KEYS, ...otherKeys]);
   if (options === undefined) return;
-  const { scale, causal, window, mask, blockMask, layout, cacheLengths } = options;
+  const { scale, causal, window, mask, blockMask, layout, cacheLengths, softcap, sinks, alibiSlopes } = options;
   if (scale !== undefined && (typeof scale !== 'number' || !Number.isFinite(scale))) throw new SdpaArgumentError(`scale is ${describeValue(scale)}; give a finite number, or leave it out for 1/√d`);
   if (causal !== undefined && typeof causal !== 'boolean') throw new SdpaArgumentError(`causal is ${describeValue(causal)}; give true or false`);
   if (window !== undefined && (!Array.isArray(window) || window.length !== 2 || !(window as unknown[]).every((w) => typeof w === 'number' && Number.isSafeInteger(w) && w >= -1))) {
@@ -143,6 +143,11 @@ export function checkSdpaOptions(options: unknown, otherKeys: readonly string[] 
   if (cacheLengths !== undefined && (typeof cacheLengths !== 'object' || cacheLengths === null || typeof (cacheLengths as { length?: unknown }).length !== 'number')) {
     throw new SdpaArgumentError(`cacheLengths is ${describeValue(cacheLengths)}; give B integers from 0 to Lk, the valid keys of each batch`);
   }
+  if (softcap !== undefined && (typeof softcap !== 'number' || !Number.isFinite(softcap) || softcap <= 0)) {
+    throw new SdpaArgumentError(`softcap is ${describeValue(softcap)}; give a positive finite number c (scores become c·tanh(s/c)), or leave it out`);
+  }
+  if (sinks !== undefined && !(sinks instanceof Float32Array)) throw new SdpaArgumentError(`sinks is ${describeValue(sinks)}; give a Float32Array of Hq sink logits, one per query head`);
+  if (alibiSlopes !== undefined && !(alibiSlopes instanceof Float32Array)) throw new SdpaArgumentError(`alibiSlopes is ${describeValue(alibiSlopes)}; give a Float32Array of Hq ALiBi slopes, one per query head`);
 }
 
 /** Refuses dimensions that are not an object (`names` lists the sizes it must hold; their values the caller checks). */

@@ -14,7 +14,21 @@ import {
   type GpuContext,
   type SdpaProblem,
 } from '@fa/core';
-import { bindingResource, COMBINE_WORKGROUP, commonUniforms, explicitLayout, forTensorType, OwnedBuffers, RunUniforms, type KernelBuffers, type TensorBinding, type TensorType } from '../kernel-support.js';
+import {
+  bindingResource,
+  COMBINE_WORKGROUP,
+  commonUniforms,
+  explicitLayout,
+  forTensorType,
+  headTerms,
+  OwnedBuffers,
+  RunUniforms,
+  scoreTermSwitches,
+  softcapUniforms,
+  type KernelBuffers,
+  type TensorBinding,
+  type TensorType,
+} from '../kernel-support.js';
 import code from './attention-decode.wgsl';
 
 export const ATTENTION_DECODE_KERNEL = { label: 'attention-decode.wgsl', code };
@@ -86,7 +100,11 @@ export async function prepareDecodeKernel(gpu: GpuContext, problem: SdpaProblem,
   const { Hkv, Lk, d } = problem.dims;
   const R = plan.constants.R as number;
   const kernel = forTensorType(ATTENTION_DECODE_KERNEL, plan.dtype);
-  const fields = checkUniforms('attention-decode', kernel, { ...commonUniforms(problem), Hkv, pairs: 1, splits: 1, batch0: 0, cached: 0 });
+  // The softcap, ALiBi and sinks: switches and the softcap's factors in the uniform; each query head's slope and sink
+  // (base 2) in the first Hq entries of ML, which the host writes whenever it makes ML.
+  const terms = headTerms(problem);
+  const headUniforms = { ...scoreTermSwitches(problem), ...softcapUniforms(problem), headTerms: terms ? problem.dims.Hq : 0 };
+  const fields = checkUniforms('attention-decode', kernel, { ...commonUniforms(problem), Hkv, pairs: 1, splits: 1, batch0: 0, cached: 0, ...headUniforms });
   const bindings = kernelBindings(kernel.code);
   const layout = explicitLayout(device, bindings, 'attention-decode');
   const pipelines = await checked(gpu, `compiling attention-decode (${plan.summary}, d = ${d}, ${plan.dtype} tensors)`, () =>
@@ -107,9 +125,11 @@ export async function prepareDecodeKernel(gpu: GpuContext, problem: SdpaProblem,
       const splits = decodeSplits(pairs, tiles, plan.targetWorkgroups);
       const rows = pairs * splits * R;
       if (!scratch || scratch.rows < rows) {
-        scratch = { Opart: owned.storage('attention-decode partial O', undefined, rows * d * 4), ML: owned.storage('attention-decode partial m, ℓ', undefined, rows * 8), rows };
+        const ML = owned.storage('attention-decode slopes, sinks and partial m, ℓ', undefined, (headUniforms.headTerms + rows) * 8);
+        if (terms) device.queue.writeBuffer(ML, 0, terms);
+        scratch = { Opart: owned.storage('attention-decode partial O', undefined, rows * d * 4), ML, rows };
       }
-      const params = runUniforms.of(batch0, batches, () => packUniforms(fields, { ...commonUniforms(problem), Hkv, pairs, splits, batch0, cached }));
+      const params = runUniforms.of(batch0, batches, () => packUniforms(fields, { ...commonUniforms(problem), Hkv, pairs, splits, batch0, cached, ...headUniforms }));
       const resources: Record<string, TensorBinding> = { q: buffers.q, k: buffers.k, v: buffers.v, O: buffers.O, lse: buffers.lse ?? noLse, lengths: buffers.lengths ?? noLengths, params, Opart: scratch.Opart, ML: scratch.ML };
       const group = device.createBindGroup({
         label: 'attention-decode',

@@ -18,6 +18,11 @@
 //   decode is bound by reading K and V, and this reads each element once, in order.
 // - Bands (causal, window) and each batch's cache length are tested per score; there are no element or block masks
 //   here (the host sends those problems to attention-fp32).
+// - Softcap and ALiBi (`softcap`, `alibi` = 1) change each score before the band's test, in FlashAttention-2's order:
+//   c·tanh(s/c) in natural units, then − slope_h·|i + Lk − Lq − j|; with sinks (`sinks` = 1) `combine` counts each
+//   row's sink logit once in ℓ. The slopes and sinks (base 2) are the first Hq entries of ML (`headTerms` of them),
+//   written by the host, so that they take no binding of their own: this kernel binds WebGPU's default 8 storage
+//   buffers per stage already.
 
 // How Q, K, V and O are held in memory: four elements at a time as `Packed`, unpacked to float32 on load. The host's
 // f16 variant replaces these three lines (kernel-support.ts): two u32s of f16 pairs, unpacked with unpack2x16float,
@@ -56,6 +61,12 @@ struct Params {
   splits: u32,             // workgroups per (batch, KV head), each a range of its tiles
   batch0: u32,             // the run's first batch, for the cache lengths (which cover every batch)
   cached: u32,             // 1: batch b holds only its first lengths[b] keys
+  softcap: u32,            // 1: each score s becomes c·tanh(s/c), in natural units
+  alibi: u32,              // 1: each score of query head h loses slope_h·|i + Lk − Lq − j| (ML[h].x)
+  sinks: u32,              // 1: each row's ℓ counts its query head's sink logit, 2^(sink − m) (ML[h].y)
+  capIn: f32,              // ln(2)/c, at most 2^26: a score in base 2 times capIn is s/c in natural units
+  capOut: f32,             // c·log2(e): c·tanh(·) back in base 2
+  headTerms: u32,          // entries of ML before the partial results: Hq (each query head's slope, sink), or 0
 }
 
 @group(0) @binding(0) var<storage, read> q: array<Packed>;
@@ -65,7 +76,8 @@ struct Params {
 @group(0) @binding(4) var<uniform> params: Params;
 @group(0) @binding(5) var<storage, read_write> lse: array<f32>;           // B·Hq·Lq
 @group(0) @binding(6) var<storage, read_write> Opart: array<vec4<f32>>;   // per (pair, split, row of the group)
-@group(0) @binding(7) var<storage, read_write> ML: array<vec2<f32>>;      // per (pair, split, row of the group): m, ℓ
+@group(0) @binding(7) var<storage, read_write> ML: array<vec2<f32>>;      // headTerms pairs (slope, sink), then per
+                                                                          // (pair, split, row of the group): m, ℓ
 @group(0) @binding(8) var<storage, read> lengths: array<u32>;             // each batch's valid keys, when `cached`
 
 override D4: u32 = D / 4u;
@@ -85,8 +97,8 @@ var<workgroup> rowAlpha: array<f32, R>;               // this tile's rescale fac
 var<workgroup> lengthShared: u32;
 
 // Stands for −∞ in m_i (no key yet) and in excluded scores. The host's overflow check (float32-range.ts) keeps every
-// score below 2^101 in magnitude (there is no mask here), so a score is never taken for LOWEST and s − LOWEST stays
-// within float32's range: exp2 never sees ∞ − ∞.
+// score (softcapped, with ALiBi's terms; there is no mask here) and every sink below 2^101 in magnitude, so a score is
+// never taken for LOWEST and s − LOWEST stays within float32's range: exp2 never sees ∞ − ∞.
 const LOWEST: f32 = -3.0e38;
 
 // Row r of the group: query head kvh·GROUP + r / Lq, row r % Lq.
@@ -165,6 +177,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         for (var x = 0u; x < D4; x++) { s += dot(Qs[r * D4 + x], Kt[c * KS + x]); }
         let key = i32(key0 + c);
         let i = i32(r % params.Lq);
+        // The softcap in natural units (s·ln 2 / c, tanh, times c·log2 e; the argument clamped where tanh rounds to
+        // ±1), then ALiBi: the head's slope times the key's distance from the row's bottom-right diagonal.
+        if (params.softcap == 1u) { s = params.capOut * tanh(clamp(s * params.capIn, -10.0, 10.0)); }
+        if (params.alibi == 1u) { s -= ML[queryHead(kvh, r)].x * f32(abs(i + diagonal - key)); }
         let seen = key < i32(Lk) && key >= i + diagonal - params.left && key <= i + diagonal + params.right;
         S[e] = select(LOWEST, s, seen);
       }
@@ -205,14 +221,16 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     if (e < R * D4) {
       let r = e / D4;
       let part = (pair * params.splits + split) * R + r;
-      if (e % D4 == 0u) { ML[part] = vec2<f32>(rowM[r], rowL[r]); }
+      if (e % D4 == 0u) { ML[params.headTerms + part] = vec2<f32>(rowM[r], rowL[r]); }
       Opart[part * D4 + e % D4] = o[n];
     }
   }
 }
 
 // One invocation per vec4 of O: the ranges of its row merged, O = Σ 2^(m_s − M) O_s / Σ 2^(m_s − M) ℓ_s, or 0 and
-// log-sum-exp −∞ for a row that saw no key.
+// log-sum-exp −∞ for a row that saw no key. With sinks the row's sink enters the denominator once, here:
+// + 2^(sink − M), held at 2^126 (past it O is below 2^-118 of max|v| either way), and the log-sum-exp is taken from the
+// larger of M and the sink: a row that saw no key gets O = 0 and log e^sink = sink.
 @compute @workgroup_size(CW)
 fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
            @builtin(local_invocation_index) t: u32) {
@@ -222,21 +240,30 @@ fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
   let r = (e / D4) % R;
   let pair = e / D4 / R;
   var M = LOWEST;
-  for (var s = 0u; s < params.splits; s++) { M = max(M, ML[(pair * params.splits + s) * R + r].x); }
+  for (var s = 0u; s < params.splits; s++) { M = max(M, ML[params.headTerms + (pair * params.splits + s) * R + r].x); }
   var total = 0.0;
   var acc = vec4<f32>(0.0);
   for (var s = 0u; s < params.splits; s++) {
     let part = (pair * params.splits + s) * R + r;
-    let scale = exp2(ML[part].x - M);
-    total += scale * ML[part].y;
+    let ml = ML[params.headTerms + part];
+    let scale = exp2(ml.x - M);
+    total += scale * ml.y;
     acc += scale * Opart[part * D4 + col];
   }
   let seen = M > LOWEST;
   let b = pair / params.Hkv;
   let h = queryHead(pair % params.Hkv, r);
   let i = r % params.Lq;
-  O[b * params.qBatch + h * params.qHead + i * params.qRow + col] = pack(select(vec4<f32>(0.0), acc / total, seen));
+  var denominator = total;
+  var x = M + log2(total);           // the log-sum-exp in base 2
+  if (params.sinks == 1u) {
+    let sink = ML[h].y;
+    denominator = total + exp2(min(sink - M, 126.0));
+    let top = max(M, sink);
+    x = top + log2(total * exp2(M - top) + exp2(sink - top));
+  }
+  O[b * params.qBatch + h * params.qHead + i * params.qRow + col] = pack(select(vec4<f32>(0.0), acc / denominator, seen));
   if (LSE == 1u && col == 0u) {
-    lse[(b * params.Hq + h) * params.Lq + i] = select(bitcast<f32>(params.minusInfinity), (M + log2(total)) * 0.6931471805599453, seen);
+    lse[(b * params.Hq + h) * params.Lq + i] = select(bitcast<f32>(params.minusInfinity), x * 0.6931471805599453, seen || params.sinks == 1u);
   }
 }

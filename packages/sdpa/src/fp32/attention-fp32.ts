@@ -3,7 +3,7 @@
  * a problem on an adapter. The host that compiles and runs it is tiled-host.ts, shared with attention-matrix.
  */
 import { gpuHeadSizeSupport, ROW_SPLIT_LAYOUT, rowGroupTilesFor, rowSplitBytes, rowSplitTiles, type GpuContext, type KernelSource, type RowGroupLayout, type RowSplitTiles, type SdpaProblem } from '@fa/core';
-import { COMBINE_WORKGROUP, forTensorType, type TensorType } from '../kernel-support.js';
+import { COMBINE_WORKGROUP, forTensorType, scoreTermSwitches, type TensorType } from '../kernel-support.js';
 import { tiledKernel, type TiledPlan } from '../tiled-host.js';
 import code from './attention-fp32.wgsl';
 
@@ -33,12 +33,15 @@ const FOUR_ROWS_HEAD_SIZES: readonly number[] = [128];
 export type Fp32Plan = TiledPlan;
 
 /**
- * Whether a problem has no band, element or block mask and no cache lengths: the kernel is then compiled with
- * GENERAL = 0, and their tests fold away. Measured on the H100 (hw4's shapes as one head per batch, ms, lean-loop
- * beside it): docs/sdpa.md.
+ * Whether a problem has no band, element or block mask, cache lengths, softcap, ALiBi slopes or sinks, and K and V
+ * rows D/4 vec4s apart ([B, H, L, d], or one KV head): the kernel is then compiled with GENERAL = 0, their tests fold
+ * away and K/V tiles are read as one run. One constant for all of it, so that a head size compiles at most two
+ * variants. Measured on the H100 (hw4's shapes as one head per batch, ms, lean-loop beside it): docs/sdpa.md.
  */
 export function plainProblem(problem: SdpaProblem): boolean {
-  return !problem.mask && !problem.blockMask && !problem.cacheLengths && !Number.isFinite(problem.left) && !Number.isFinite(problem.right);
+  const scoreTerms = problem.softcap !== undefined || problem.alibiSlopes !== undefined || problem.sinks !== undefined;
+  const denseRows = problem.layout === 'bhsd' || problem.dims.Hkv === 1; // K/V tiles then read as one run
+  return denseRows && !scoreTerms && !problem.mask && !problem.blockMask && !problem.cacheLengths && !Number.isFinite(problem.left) && !Number.isFinite(problem.right);
 }
 
 /** The kernel's plan for `problem` on this adapter, or why it cannot run it. */
@@ -69,10 +72,9 @@ export function fp32Plan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dt
       PREFETCH: tiles.prefetch ? 1 : 0,
       CW: COMBINE_WORKGROUP,
       ROWS,
-      KV_DENSE: problem.layout === 'bhsd' || problem.dims.Hkv === 1 ? 1 : 0,
       GENERAL: plainProblem(problem) ? 0 : 1,
     },
-    switches: { mask: problem.mask ? 1 : 0, blocks: blocks ? 1 : 0, blockTiles: blockTiles ? 1 : 0, writeLse: lse ? 1 : 0, cached: problem.cacheLengths ? 1 : 0 },
+    switches: { mask: problem.mask ? 1 : 0, blocks: blocks ? 1 : 0, blockTiles: blockTiles ? 1 : 0, writeLse: lse ? 1 : 0, cached: problem.cacheLengths ? 1 : 0, ...scoreTermSwitches(problem) },
     BR,
     BC,
     workgroupBytes: rowSplitBytes(d, tiles),

@@ -27,8 +27,11 @@
 //   workgroup each, merged by `combine` (lean-loop's key ranges, with ranges of the row block's own tiles).
 // - With cache lengths (`cached` = 1) each workgroup reads its batch's length once and runs its band over those keys.
 // - Q, K, V and O are read and written as `Packed`: f32, or in the host's f16 variant f16 pairs (see below).
-// - A problem with none of the above (GENERAL = 0: no band, mask or cache lengths) compiles without their tests, so it
-//   keeps lean-loop's registers and prologue.
+// - Softcap and ALiBi (`softcap`, `alibi` = 1) change every score after the group's sum and before the mask, in
+//   FlashAttention-2's order (scoreTerms): c·tanh(s/c) in natural units, then − slope_h·|i + Lk − Lq − j|; with sinks
+//   (`sinks` = 1) each row's ℓ counts its head's sink logit once, where O is normalized (finish, or `combine`).
+// - A problem with none of the above (GENERAL = 0: no band, mask, cache lengths, softcap, ALiBi or sinks) compiles
+//   without their tests, so it keeps lean-loop's registers and prologue.
 
 enable subgroups;
 
@@ -49,15 +52,15 @@ override WG: u32;         // invocations per workgroup, a multiple of H
 override PREFETCH: u32;   // 1: load the next tile into registers while this one computes
 override CW: u32;         // invocations per workgroup of `combine`
 override ROWS: u32;       // query rows per row group: 2, or 4 (four-rows', rung 21) where C ≤ 4 and KEYS = 8
-override KV_DENSE: u32;   // 1: rows of K and V lie D/4 vec4s apart ([B, H, L, d], or one KV head), so a tile is one run
-override GENERAL: u32;    // 0: the plain problem (no band, element or block mask, cache lengths): their tests fold away
+override GENERAL: u32;    // 0: the plain problem (no band, element or block mask, cache lengths, softcap, ALiBi or
+                          // sinks; rows of K and V D/4 vec4s apart): their tests fold away, K/V tiles read as one run
 
 const C_MAX: u32 = 8u;    // most vec4 columns of a row per invocation: D/4 over H, rounded up
 const LD_MAX: u32 = 8u;   // most vec4s of K_j (and of V_j) one invocation loads per tile
 
 // Params, the bindings (q, k, v, O, params, mask, blockFlags, lse, tileLists, Opart, ML), LOWEST, EXCLUDED, bandFirst,
-// bandLast, blockKept and naturalLse are tiled-interface.wgsl's, shared with the other tiled kernel and appended by
-// tiledKernel (tiled-host.ts), as is `combine` (combine.wgsl).
+// bandLast, blockKept, headTerms, softcapped and naturalLse are tiled-interface.wgsl's, shared with the other tiled
+// kernel and appended by tiledKernel (tiled-host.ts), as is `combine` (combine.wgsl).
 
 override D4V: u32 = D / 4u;                       // vec4s per row
 override C: u32 = (D / 4u + H - 1u) / H;          // vec4 columns per invocation
@@ -104,10 +107,10 @@ fn sumShares(a0: ptr<function, vec4<f32>>, b0: ptr<function, vec4<f32>>, a1: ptr
   *b1 += subgroupShuffleXor(*b1, lane);
 }
 
-// Where vec4 e of the K/V tile that starts at key key0 lies, from its head's start: one run of the tile's vec4s
-// where the rows are dense, each row found through its stride otherwise.
+// Where vec4 e of the K/V tile that starts at key key0 lies, from its head's start: one run of the tile's vec4s in
+// the plain problem (whose rows are dense), each row found through its stride otherwise.
 fn kvAt(key0: u32, e: u32) -> u32 {
-  if (KV_DENSE == 1u) { return key0 * D4V + e; }
+  if (GENERAL == 0u) { return key0 * D4V + e; }
   return (key0 + e / D4V) * params.kvRow + e % D4V;
 }
 
@@ -141,6 +144,18 @@ fn applyMask(s: vec4<f32>, b: u32, hq: u32, i: u32, j0: u32, Lk: u32) -> vec4<f3
   return r;
 }
 
+// Scores s of row i with keys j0 .. j0 + 3 (base 2), softcapped, then less the ALiBi slope times each key's distance
+// from the row's bottom-right diagonal, i + Lk − Lq (Lk: the batch's valid keys); the mask comes after (applyMask).
+fn scoreTerms(s: vec4<f32>, i: u32, j0: u32, Lk: u32, slope: f32) -> vec4<f32> {
+  var r = s;
+  if (params.softcap == 1u) { r = softcapped(r); }
+  if (params.alibi == 1u) {
+    let diagonal = i32(i) + i32(Lk) - i32(params.Lq) - i32(j0);
+    r -= slope * vec4<f32>(abs(vec4<i32>(diagonal) - vec4<i32>(0, 1, 2, 3)));
+  }
+  return r;
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) t: u32) {
@@ -162,6 +177,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     if (params.cached == 1u && t == 0u) { lengthShared = min(tileLists[bm], params.Lk); }
     Lk = select(params.Lk, workgroupUniformLoad(&lengthShared), params.cached == 1u);
   }
+  var terms = vec2<f32>(0.0);        // this query head's ALiBi slope and sink logit (base 2)
+  if (GENERAL == 1u && (params.alibi == 1u || params.sinks == 1u)) { terms = headTerms(hq); }
   let g = t / H;                     // row group: rows i·BR + ROWS·g … i·BR + ROWS·g + ROWS − 1
   let h = t % H;                     // place in the group: vec4 columns h + H·x
 
@@ -357,6 +374,25 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         if (H > 2u) { sumShares(&s2a, &s2b, &s3a, &s3b, 2u); }
         if (H > 4u) { sumShares(&s2a, &s2b, &s3a, &s3b, 4u); }
       }
+      // Softcap and ALiBi on every score, before the mask (FlashAttention-2's order).
+      if (GENERAL == 1u && (params.softcap == 1u || params.alibi == 1u)) {
+        s0a = scoreTerms(s0a, row0, key0 + c, Lk, terms.x);
+        s0b = scoreTerms(s0b, row0, key0 + c + 4u, Lk, terms.x);
+        s1a = scoreTerms(s1a, row1, key0 + c, Lk, terms.x);
+        s1b = scoreTerms(s1b, row1, key0 + c + 4u, Lk, terms.x);
+        if (ROWS == 4u) {
+          s2a = scoreTerms(s2a, row2, key0 + c, Lk, terms.x);
+          s2b = scoreTerms(s2b, row2, key0 + c + 4u, Lk, terms.x);
+          s3a = scoreTerms(s3a, row3, key0 + c, Lk, terms.x);
+          s3b = scoreTerms(s3b, row3, key0 + c + 4u, Lk, terms.x);
+        }
+        if (KEYS == 16u) {
+          s0c = scoreTerms(s0c, row0, key0 + c + 8u, Lk, terms.x);
+          s0d = scoreTerms(s0d, row0, key0 + c + 12u, Lk, terms.x);
+          s1c = scoreTerms(s1c, row1, key0 + c + 8u, Lk, terms.x);
+          s1d = scoreTerms(s1d, row1, key0 + c + 12u, Lk, terms.x);
+        }
+      }
       // The plain problem's only test, keys past Lk, as lean-loop makes it where a row group is several invocations
       // (KEYS = 8); with one invocation per row group (KEYS = 16) the exact test below ran faster on the H100
       // (docs/sdpa.md, "The plain problem").
@@ -492,10 +528,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     }
   }
   if (params.splits == 1u) {  // O_i = O / ℓ_i, or 0 for a row that saw no key; its log-sum-exp, or −∞
-    if (row0 < Lq) { finish(oBase + row0 * params.oRow, pair * Lq + row0, h, m0, l0, o0); }
-    if (row1 < Lq) { finish(oBase + row1 * params.oRow, pair * Lq + row1, h, m1, l1, o1); }
-    if (ROWS == 4u && row2 < Lq) { finish(oBase + row2 * params.oRow, pair * Lq + row2, h, m2, l2, o2); }
-    if (ROWS == 4u && row3 < Lq) { finish(oBase + row3 * params.oRow, pair * Lq + row3, h, m3, l3, o3); }
+    if (row0 < Lq) { finish(oBase + row0 * params.oRow, pair * Lq + row0, h, m0, l0, o0, terms.y); }
+    if (row1 < Lq) { finish(oBase + row1 * params.oRow, pair * Lq + row1, h, m1, l1, o1, terms.y); }
+    if (ROWS == 4u && row2 < Lq) { finish(oBase + row2 * params.oRow, pair * Lq + row2, h, m2, l2, o2, terms.y); }
+    if (ROWS == 4u && row3 < Lq) { finish(oBase + row3 * params.oRow, pair * Lq + row3, h, m3, l3, o3, terms.y); }
     return;
   }
   // This range's unnormalized O, m and ℓ of the rows, for `combine`.
@@ -526,11 +562,24 @@ fn storePart(part: u32, h: u32, m: f32, l: f32, o: array<vec4<f32>, C_MAX>) {
 
 // Writes a row of O (this invocation's columns) and its log-sum-exp: O / ℓ and (m + log2 ℓ)·ln 2 (naturalLse, which
 // also undoes the host's compression of huge mask values), or 0 and −∞ when the row saw no key (m still LOWEST).
-fn finish(at: u32, row: u32, h: u32, m: f32, l: f32, o: array<vec4<f32>, C_MAX>) {
+// With sinks, ℓ counts the head's sink logit once, 2^(sink − m) (held at 2^126: past it O is below 2^-118 of max|v|
+// either way), and the log-sum-exp is taken from the larger of m and the sink; a row that saw no key gets O = 0 and
+// log-sum-exp log e^sink = sink.
+fn finish(at: u32, row: u32, h: u32, m: f32, l: f32, o: array<vec4<f32>, C_MAX>, sink: f32) {
   let seen = m > LOWEST;
+  let sinks = GENERAL == 1u && params.sinks == 1u;
+  var total = l;
+  if (sinks) { total = l + exp2(min(sink - m, 126.0)); }
   for (var x = 0u; x < C; x++) {
-    if (inRow(h + H * x)) { O[at + h + H * x] = pack(select(vec4<f32>(0.0), o[x] / l, seen)); }
+    if (inRow(h + H * x)) { O[at + h + H * x] = pack(select(vec4<f32>(0.0), o[x] / total, seen)); }
   }
-  if (params.writeLse == 1u && h == 0u) { lse[row] = select(bitcast<f32>(params.minusInfinity), naturalLse(m + log2(l)), seen); }
+  if (params.writeLse == 1u && h == 0u) {
+    var x = m + log2(l);
+    if (sinks) {
+      let top = max(m, sink);
+      x = top + log2(l * exp2(m - top) + exp2(sink - top));
+    }
+    lse[row] = select(bitcast<f32>(params.minusInfinity), naturalLse(x), seen || sinks);
+  }
 }
 

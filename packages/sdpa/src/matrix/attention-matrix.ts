@@ -25,6 +25,7 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   const unavailable = matrixUnavailable(gpu);
   if (unavailable) return unavailable;
   if (problem.blockMask && problem.cacheLengths) return 'a block mask with cache lengths (the tile lists are built for Lk keys)';
+  if (problem.softcap !== undefined || problem.alibiSlopes || problem.sinks) return 'softcap, ALiBi slopes and sinks are attention-fp32\'s and attention-decode\'s';
   if (d % 16 !== 0) return `d = ${d} is not a multiple of 16 (the matrix fragments are 16 wide)`;
   if (d > MATRIX_MAX_HEAD_SIZE) return `d = ${d} is above the matrix kernel's ${MATRIX_MAX_HEAD_SIZE}`;
   const PARTS = dtype === 'f16' ? 1 : 2;
@@ -50,7 +51,8 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
     kernel: forTensorType(ATTENTION_MATRIX_KERNEL, dtype),
     dtype,
     constants: { D: d, NSG, PARTS, OW, CW: COMBINE_WORKGROUP },
-    switches: { mask: problem.mask ? 1 : 0, blocks: blocks ? 1 : 0, blockTiles: blockTiles ? 1 : 0, writeLse: lse ? 1 : 0, cached: problem.cacheLengths ? 1 : 0 },
+    // Softcap, ALiBi and sinks off: the plan declines them above (combine, which the kernels share, reads `sinks`).
+    switches: { mask: problem.mask ? 1 : 0, blocks: blocks ? 1 : 0, blockTiles: blockTiles ? 1 : 0, writeLse: lse ? 1 : 0, cached: problem.cacheLengths ? 1 : 0, softcap: 0, alibi: 0, sinks: 0 },
     BR,
     BC: MATRIX_BC,
     workgroupBytes: bytes(NSG, OW),

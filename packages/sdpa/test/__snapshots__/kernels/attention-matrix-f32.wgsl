@@ -411,6 +411,12 @@ struct Params {
   blockTiles: u32,         // 1: every kernel tile lies inside one block (blocks are whole tiles): no per-score test
   writeLse: u32,           // 1: write each row's log-sum-exp
   cached: u32,             // 1: batch b holds only its first tileLists[b] keys (no block mask then)
+  softcap: u32,            // 1: each score s becomes c·tanh(s/c), in natural units (softcapped)
+  alibi: u32,              // 1: each score of query head h loses slope_h·|i + Lk − Lq − j| (headTerms)
+  sinks: u32,              // 1: each row's ℓ counts its query head's sink logit, 2^(sink − m) (headTerms)
+  capIn: f32,              // ln(2)/c, at most 2^26: a score in base 2 times capIn is s/c in natural units
+  capOut: f32,             // c·log2(e): c·tanh(·) back in base 2
+  headTerms: u32,          // where `mask` holds each query head's (slope, sink) pair, base 2, after the mask's values
 }
 
 @group(0) @binding(0) var<storage, read> q: array<Packed>;
@@ -418,7 +424,8 @@ struct Params {
 @group(0) @binding(2) var<storage, read> v: array<Packed>;
 @group(0) @binding(3) var<storage, read_write> O: array<Packed>;
 @group(0) @binding(4) var<uniform> params: Params;
-@group(0) @binding(5) var<storage, read> mask: array<f32>;          // additive in base 2 (maskBase2), ≤ EXCLUDED where excluded
+@group(0) @binding(5) var<storage, read> mask: array<f32>;          // additive in base 2 (maskBase2), ≤ EXCLUDED where excluded;
+                                                                    // then, with ALiBi or sinks, 2·Hq floats from headTerms
 @group(0) @binding(6) var<storage, read> blockFlags: array<u32>;   // 1: the block is computed
 @group(0) @binding(7) var<storage, read_write> lse: array<f32>;     // B·Hq·Lq: log-sum-exp of each row
 @group(0) @binding(8) var<storage, read> tileLists: array<u32>;     // per (batch, head, query tile): start, count; then tiles.
@@ -451,6 +458,17 @@ fn naturalLse(x: f32) -> f32 {
   return sign(x) * (KNEE_LN2 + min((a - MASK_KNEE) * MASK_SPAN_INV, 1.0) * TAIL_SPAN);
 }
 
+// Query head hq's ALiBi slope and sink logit in base 2 (×log2 e), which the host writes after the mask's values, so
+// that they take no binding of their own (the tiled kernels bind 10 storage buffers already).
+fn headTerms(hq: u32) -> vec2<f32> { return vec2<f32>(mask[params.headTerms + 2u * hq], mask[params.headTerms + 2u * hq + 1u]); }
+
+// The softcap on scores s in base 2, in natural units: s·ln 2 / c (one multiply by capIn), tanh, times c·log2(e)
+// (capOut). tanh's argument is clamped to ±10, where tanh rounds to ±1 in float32 anyway, so that no implementation's
+// tanh meets an argument whose exponentials overflow; capIn ≤ 2^26 keeps s·capIn finite (|s| < 2^101).
+fn softcapped(s: vec4<f32>) -> vec4<f32> {
+  return params.capOut * tanh(clamp(s * params.capIn, vec4<f32>(-10.0), vec4<f32>(10.0)));
+}
+
 // The band of keys row i sees in a batch of Lk valid keys: [i + Lk − Lq − left, i + Lk − Lq + right], signed.
 fn bandFirst(i: u32, Lk: u32) -> i32 { return i32(i) + i32(Lk) - i32(params.Lq) - params.left; }
 fn bandLast(i: u32, Lk: u32) -> i32 { return i32(i) + i32(Lk) - i32(params.Lq) + params.right; }
@@ -461,10 +479,11 @@ fn blockKept(b: u32, hq: u32, i: u32, j: u32) -> bool {
 }
 
 // The `combine` entry point of the tiled attention kernels (attention-fp32 and attention-matrix), appended to each by
-// tiledKernel (tiled-host.ts): it uses tiled-interface.wgsl's Params, bindings (O, params, lse, Opart, ML), LOWEST and
-// naturalLse, and each kernel's D4V, CW and pack.
+// tiledKernel (tiled-host.ts): it uses tiled-interface.wgsl's Params, bindings (O, params, mask, lse, Opart, ML),
+// LOWEST, headTerms and naturalLse, and each kernel's D4V, CW and pack.
 
-// One invocation per vec4 of O: the ranges of its row merged, O = Σ 2^(m_s − M) O_s / Σ 2^(m_s − M) ℓ_s.
+// One invocation per vec4 of O: the ranges of its row merged, O = Σ 2^(m_s − M) O_s / Σ 2^(m_s − M) ℓ_s; with sinks,
+// the row's sink enters the denominator once, here: + 2^(sink − M).
 @compute @workgroup_size(CW)
 fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
            @builtin(local_invocation_index) t: u32) {
@@ -487,6 +506,16 @@ fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
   let seen = M > LOWEST;
   let b = pair / params.Hq;
   let hq = pair % params.Hq;
-  O[b * params.oBatch + hq * params.oHead + row * params.oRow + col] = pack(select(vec4<f32>(0.0), o / l, seen));
-  if (params.writeLse == 1u && col == 0u) { lse[pair * Lq + row] = select(bitcast<f32>(params.minusInfinity), naturalLse(M + log2(l)), seen); }
+  var total = l;                     // ℓ, with the sink's weight where there is one
+  var x = M + log2(l);               // the log-sum-exp in base 2
+  if (params.sinks == 1u) {
+    // 2^(sink − M) held at 2^126 (past it O is below 2^-118 of max|v| either way); the log-sum-exp from the larger of
+    // M and the sink, which a row that saw no key gets: log e^sink = sink.
+    let sink = headTerms(hq).y;
+    total = l + exp2(min(sink - M, 126.0));
+    let top = max(M, sink);
+    x = top + log2(l * exp2(M - top) + exp2(sink - top));
+  }
+  O[b * params.oBatch + hq * params.oHead + row * params.oRow + col] = pack(select(vec4<f32>(0.0), o / total, seen));
+  if (params.writeLse == 1u && col == 0u) { lse[pair * Lq + row] = select(bitcast<f32>(params.minusInfinity), naturalLse(x), seen || params.sinks == 1u); }
 }
