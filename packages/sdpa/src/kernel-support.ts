@@ -82,7 +82,7 @@ export function scoreTermSwitches(problem: SdpaProblem): { softcap: number; alib
  * Each query head's ALiBi slope and sink logit in base 2 (×log2 e, computed in float64 and rounded once), as pairs
  * [slope_0, sink_0, slope_1, sink_1, …] (0 for the one not given); undefined when the problem has neither.
  */
-export function headTerms(problem: SdpaProblem): Float32Array | undefined {
+export function headTerms(problem: SdpaProblem): Float32Array<ArrayBuffer> | undefined {
   const { alibiSlopes, sinks } = problem;
   if (!alibiSlopes && !sinks) return undefined;
   const { Hq } = problem.dims;

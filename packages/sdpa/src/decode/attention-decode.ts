@@ -41,6 +41,14 @@ const SLOT_MAX = 8;
 export const DECODE_MAX_ROWS = 32;
 /** Workgroups to aim for (several per compute unit on a large GPU). */
 const TARGET_WORKGROUPS = 512;
+/**
+ * Keys per tile, the first that fits: 16 for f32 tensors, 8 for f16 ones. Measured on the H100 (2026-11-27, f16 decode,
+ * 32/8 heads, d = 128, ms, 16 keys against 8): 1 row of 4096 keys 0.037 / 0.035, of 32768 keys 0.140 / 0.123, B = 8
+ * 0.121 / 0.114 and 0.806 / 0.772, 4 rows of 32768 keys 0.375 / 0.292; f32, 1 row of 32768 keys: 0.134 / 0.135
+ * (docs/decode.md).
+ */
+const F32_TILE_KEYS = [16, 8];
+const F16_TILE_KEYS = [8, 16];
 /** Most vec4s of K_j (and of V_j) one invocation loads per tile (the kernel's LD_MAX). */
 const LD_MAX = 16;
 
@@ -78,7 +86,7 @@ export function decodePlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   // Workgroup memory as the kernel declares it (the query rows, the K and V tiles, the scores, each row's m, ℓ, α).
   const bytes = (keys: number): number => kernelWorkgroupBytes(ATTENTION_DECODE_KERNEL.code, { D: d, R, BK: keys, WG, LSE: 0, CW: COMBINE_WORKGROUP });
   const fits = (keys: number): boolean => bytes(keys) <= limit && Math.ceil((keys * d) / 4 / WG) <= LD_MAX;
-  const BK = tuning.keysPerTile ?? [16, 8].find(fits);
+  const BK = tuning.keysPerTile ?? (dtype === 'f16' ? F16_TILE_KEYS : F32_TILE_KEYS).find(fits);
   if (BK === undefined || !fits(BK)) return `the decode tiles for d = ${d} do not fit ${limit} bytes of workgroup memory`;
   const targetWorkgroups = tuning.targetWorkgroups ?? TARGET_WORKGROUPS;
   return { dtype, constants: { D: d, R, BK, WG, LSE: lse ? 1 : 0, CW: COMBINE_WORKGROUP }, BK, targetWorkgroups, summary: `${R} rows per KV head, ${BK} keys per tile` };

@@ -1,7 +1,7 @@
-// 4 rows per KV head, 16 keys per tile; override constants:
+// 4 rows per KV head, 8 keys per tile; override constants:
 //   D = 128
 //   R = 4
-//   BK = 16
+//   BK = 8
 //   WG = 128
 //   LSE = 0
 //   CW = 64
