@@ -1,5 +1,5 @@
 /** What the attention kernels' hosts share: the tensor element type, strides, bands, and one bind group layout for two entry points. */
-import type { kernelBindings, KernelSource, SdpaProblem } from '@fa/core';
+import { cachedLayout, type GpuContext, type kernelBindings, type KernelSource, type SdpaProblem } from '@fa/core';
 
 /** The tensors' element type in memory; the arithmetic is float32 either way. */
 export type TensorType = 'f32' | 'f16';
@@ -94,19 +94,20 @@ export function headTerms(problem: SdpaProblem): Float32Array<ArrayBuffer> | und
   return terms;
 }
 
-/** One bind group layout with every binding of a kernel, so that its entry points share a bind group. */
-export function explicitLayout(device: GPUDevice, bindings: ReturnType<typeof kernelBindings>, label: string): GPUPipelineLayout & { getBindGroupLayout(index: 0): GPUBindGroupLayout } {
+/**
+ * One bind group layout with every binding of a kernel, so that its entry points share a bind group: the same objects
+ * for every kernel of equal bindings on this device (@fa/core's cachedLayout), so that preparing a problem again, or
+ * another problem with the same constants, finds its pipelines compiled (a new layout would compile them again).
+ */
+export function explicitLayout(gpu: GpuContext, bindings: ReturnType<typeof kernelBindings>, label: string): GPUPipelineLayout & { getBindGroupLayout(index: 0): GPUBindGroupLayout } {
   const typeOf = (space: string): GPUBufferBindingType => {
     const normalized = space.replace(/\s*,\s*/g, ', ');
     if (normalized === 'uniform') return 'uniform';
     return normalized === 'storage, read_write' ? 'storage' : 'read-only-storage';
   };
-  const group = device.createBindGroupLayout({
-    label,
-    entries: bindings.map(({ binding, space }) => ({ binding, visibility: GPUShaderStage.COMPUTE, buffer: { type: typeOf(space) } })),
-  });
-  const pipelineLayout = device.createPipelineLayout({ label, bindGroupLayouts: [group] });
-  return Object.assign(pipelineLayout, { getBindGroupLayout: () => group });
+  const entries = bindings.map(({ binding, space }) => ({ binding, visibility: GPUShaderStage.COMPUTE, buffer: { type: typeOf(space) } }));
+  const { bindGroupLayout, pipelineLayout } = cachedLayout(gpu, label, entries);
+  return Object.assign(pipelineLayout, { getBindGroupLayout: () => bindGroupLayout });
 }
 
 /** A tensor's buffer, or a range of it in bytes (the offset a multiple of the device's minStorageBufferOffsetAlignment). */

@@ -93,7 +93,7 @@ export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, 
   });
   const fields = checkUniforms(id, kernel, { ...uniformsOf(0, 1, 1), ...plan.switches });
   const bindings = kernelBindings(kernel.code);
-  const layout = explicitLayout(device, bindings, id);
+  const layout = explicitLayout(gpu, bindings, id);
   const pipelines = await checked(gpu, `compiling ${id} (${plan.summary}, d = ${d}, ${plan.dtype} tensors)`, () =>
     computePipelines(gpu, kernel, ['main', 'combine'], { ...plan.constants }, layout),
   );

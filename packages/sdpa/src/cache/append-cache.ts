@@ -109,7 +109,7 @@ export async function prepareCacheAppend(gpu: GpuContext, dims: CacheAppendDims,
   const values = { rowWords, rows: Lnew, heads: Hkv, capacity: Lk, batches: B, cacheBatch, cacheHead, cacheRow, newBatch, newHead, newRow };
   const fields = checkUniforms('append-cache', kernel, values);
   const bindings = kernelBindings(kernel.code);
-  const pipelineLayout = explicitLayout(device, bindings, 'append-cache');
+  const pipelineLayout = explicitLayout(gpu, bindings, 'append-cache');
   const pipelines = await checked(gpu, 'compiling append-cache', () => computePipelines(gpu, kernel, ['append', 'advance'], { WG }, pipelineLayout));
   const owned = new OwnedBuffers(device);
   const params = owned.uniform('append-cache params', fields.length * 4);

@@ -114,7 +114,7 @@ export async function prepareDecodeKernel(gpu: GpuContext, problem: SdpaProblem,
   const headUniforms = { ...scoreTermSwitches(problem), ...softcapUniforms(problem), headTerms: terms ? problem.dims.Hq : 0 };
   const fields = checkUniforms('attention-decode', kernel, { ...commonUniforms(problem), Hkv, pairs: 1, splits: 1, batch0: 0, cached: 0, ...headUniforms });
   const bindings = kernelBindings(kernel.code);
-  const layout = explicitLayout(device, bindings, 'attention-decode');
+  const layout = explicitLayout(gpu, bindings, 'attention-decode');
   const pipelines = await checked(gpu, `compiling attention-decode (${plan.summary}, d = ${d}, ${plan.dtype} tensors)`, () =>
     computePipelines(gpu, kernel, ['main', 'combine'], { ...plan.constants }, layout),
   );
