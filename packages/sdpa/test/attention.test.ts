@@ -176,3 +176,19 @@ describe('attention()', () => {
     expect(() => dimsOf({ data: q, shape: [2, 9, 12] }, { data: k, shape: shapeKV }, { data: v, shape: shapeKV })).toThrow(/q has 3 dimensions; give 4/);
   });
 });
+
+describe('preparing again', () => {
+  const device = deviceForGroup();
+  it('finds the pipelines compiled: a second problem of the same plan compiles nothing', { timeout: 300_000 }, async (context) => {
+    const gpu = device.gpu();
+    if (!gpu) return context.skip(device.missing());
+    const { pipelineCounts } = await import('@fa/core');
+    const first = await prepareAttention(gpu, { B: 1, Hq: 2, Hkv: 1, Lq: 20, Lk: 20, d: 8 }, { kernel: 'attention-fp32' });
+    first.dispose();
+    const compiled = pipelineCounts(gpu).compiled.length;
+    expect(compiled).toBeGreaterThan(0);
+    const second = await prepareAttention(gpu, { B: 2, Hq: 2, Hkv: 1, Lq: 33, Lk: 33, d: 8 }, { kernel: 'attention-fp32' });
+    second.dispose();
+    expect(pipelineCounts(gpu).compiled.length).toBe(compiled);
+  });
+});
