@@ -51,10 +51,11 @@ export function fp32Plan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dt
   if (problem.blockMask && problem.cacheLengths) return 'a block mask with cache lengths (the tile lists are built for Lk keys)';
   const head = gpuHeadSizeSupport({ B: 1, N: 1, d });
   if (head !== true) return head;
-  const fourRows = FOUR_ROWS_HEAD_SIZES.includes(d) ? rowGroupTilesFor({ B: 1, N: problem.dims.Lq, d }, gpu, FOUR_ROWS_LAYOUT, fourRowsTiles) : undefined;
-  const ROWS = fourRows !== undefined && typeof fourRows !== 'string' ? 4 : 2;
-  const tiles = ROWS === 4 ? (fourRows as RowSplitTiles) : rowGroupTilesFor({ B: 1, N: problem.dims.Lq, d }, gpu, LAYOUT, rowSplitTiles);
+  const shape = { B: 1, N: problem.dims.Lq, d };
+  const fourRows = FOUR_ROWS_HEAD_SIZES.includes(d) ? rowGroupTilesFor(shape, gpu, FOUR_ROWS_LAYOUT, fourRowsTiles) : undefined;
+  const tiles = fourRows !== undefined && typeof fourRows !== 'string' ? fourRows : rowGroupTilesFor(shape, gpu, LAYOUT, rowSplitTiles);
   if (typeof tiles === 'string') return tiles;
+  const ROWS = tiles === fourRows ? 4 : 2;
   const { H, BC, WG } = tiles;
   const blocks = problem.blockMask;
   const BR = (WG / H) * ROWS;
