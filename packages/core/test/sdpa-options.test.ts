@@ -70,7 +70,7 @@ describe('sdpaProblem refuses unknown option names, with the one meant', () => {
   });
 
   it('lists the options where no name is close', () => {
-    expect(refusal({ dropout: 0.1 })).toBe('unknown option dropout; give only scale, causal, window, mask, blockMask, layout, cacheLengths, softcap, sinks, alibiSlopes');
+    expect(refusal({ dropout: 0.1 })).toBe('unknown option dropout; give only scale, causal, window, mask, blockMask, layout, cacheLengths, softcap, sinks, alibiSlopes, scoreMod, maskMod, modBuffers');
     expect(refusal({ 'is causal': true })).toMatch(/^unknown option "is causal"; /);
   });
 

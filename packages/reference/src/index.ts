@@ -9,3 +9,4 @@ export { attendRowBlock } from './cpu-kernel.js';
 export { singleThreadRunner, type BatchKernel } from './single-thread.js';
 export { sdpaFloat16Plain, sdpaFloat32, sdpaOracle, sdpaOracleRow } from './sdpa.js';
 export { sdpaFloat32Async, sdpaOracleAsync } from './sdpa-async.js';
+export { heldScore, modIndex, sdpaScores, type ModValues } from './sdpa-mods.js';

@@ -4,6 +4,7 @@
  * computes (seconds to minutes on one thread). The same values as `sdpaFloat32` and `sdpaOracle`, bit for bit.
  */
 import type { SdpaProblem } from '@fa/core';
+import type { ModValues } from './sdpa-mods.js';
 import { sdpaFloat32Steps, sdpaOracleSteps } from './sdpa.js';
 import { yieldToEventLoop } from './single-thread.js';
 
@@ -11,13 +12,13 @@ import { yieldToEventLoop } from './single-thread.js';
 const SLICE_MS = 20;
 
 /** `sdpaFloat32`, computed in slices of about SLICE_MS with the event loop served between them. */
-export function sdpaFloat32Async(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array): Promise<{ out: Float32Array; lse: Float32Array }> {
-  return inSlices(sdpaFloat32Steps(problem, q, k, v));
+export function sdpaFloat32Async(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array, mods?: ModValues): Promise<{ out: Float32Array; lse: Float32Array }> {
+  return inSlices(sdpaFloat32Steps(problem, q, k, v, mods));
 }
 
 /** `sdpaOracle` (float64), computed in slices of about SLICE_MS with the event loop served between them. */
-export function sdpaOracleAsync(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array): Promise<{ out: Float64Array; lse: Float64Array }> {
-  return inSlices(sdpaOracleSteps(problem, q, k, v));
+export function sdpaOracleAsync(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array, mods?: ModValues): Promise<{ out: Float64Array; lse: Float64Array }> {
+  return inSlices(sdpaOracleSteps(problem, q, k, v, mods));
 }
 
 /** Runs `steps` to their end, handing the thread back every SLICE_MS. */

@@ -18,8 +18,12 @@
  *   of a float32 kernel's error, and the CPU path of the attention function (which sends values on which this float32
  *   arithmetic could overflow to the oracle instead: @fa/sdpa's float32-range.ts).
  * - `sdpaFloat16Plain`: the same computation with its inputs and weights rounded to f16: the baseline of an f16 kernel.
+ * Score and mask functions (WGSL) enter as their values evaluated on a GPU (`mods`, sdpa-mods.ts): s becomes
+ * score_mod(f32(s)) before the softcap, and mask_mod = false excludes the key; each computation refuses a problem
+ * with functions but no values in one line.
  */
 import { alibiDistance, bandOf, kvHeadOf, maskTerm, rowOffset, SdpaArgumentError, type SdpaProblem } from '@fa/core';
+import { heldScore, modIndex, modValuesFor, type ModValues } from './sdpa-mods.js';
 
 const f = Math.fround;
 
@@ -60,16 +64,17 @@ const lseIndex = (problem: SdpaProblem, b: number, h: number, i: number): number
  * The float64 oracle. Output in q's layout ([B, Hq, Lq, d] for 'bhsd', [B, Lq, Hq, d] for 'bshd'); log-sum-exps
  * [B, Hq, Lq] in natural log.
  */
-export function sdpaOracle(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array): { out: Float64Array; lse: Float64Array } {
-  const steps = sdpaOracleSteps(problem, q, k, v);
+export function sdpaOracle(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array, mods?: ModValues): { out: Float64Array; lse: Float64Array } {
+  const steps = sdpaOracleSteps(problem, q, k, v, mods);
   let step = steps.next();
   while (step.done !== true) step = steps.next();
   return step.value;
 }
 
 /** `sdpaOracle` in steps: pauses before each query row (sdpa-async.ts hands the thread back between rows). */
-export function* sdpaOracleSteps(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array): Generator<void, { out: Float64Array; lse: Float64Array }, undefined> {
+export function* sdpaOracleSteps(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array, mods?: ModValues): Generator<void, { out: Float64Array; lse: Float64Array }, undefined> {
   checkLengths(problem, q, k, v);
+  const values = modValuesFor(problem, mods);
   const { B, Hq, Lq, Lk } = problem.dims;
   const out = new Float64Array(q.length);
   const lse = new Float64Array(B * Hq * Lq);
@@ -78,7 +83,7 @@ export function* sdpaOracleSteps(problem: SdpaProblem, q: Float32Array, k: Float
     for (let h = 0; h < Hq; h++) {
       for (let i = 0; i < Lq; i++) {
         yield;
-        lse[lseIndex(problem, b, h, i)] = oracleRow(problem, q, k, v, b, h, i, S, out, rowPlace(problem, b, h, i).q);
+        lse[lseIndex(problem, b, h, i)] = oracleRow(problem, q, k, v, b, h, i, S, out, rowPlace(problem, b, h, i).q, values);
       }
     }
   }
@@ -89,15 +94,15 @@ export function* sdpaOracleSteps(problem: SdpaProblem, q: Float32Array, k: Float
  * Row (b, h, i) of the oracle alone, O_i as d values: for checking a few rows of a problem too large for the whole
  * oracle.
  */
-export function sdpaOracleRow(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array, b: number, h: number, i: number): Float64Array {
+export function sdpaOracleRow(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array, b: number, h: number, i: number, mods?: ModValues): Float64Array {
   checkLengths(problem, q, k, v);
   const out = new Float64Array(problem.dims.d);
-  oracleRow(problem, q, k, v, b, h, i, new Float64Array(problem.dims.Lk), out, 0);
+  oracleRow(problem, q, k, v, b, h, i, new Float64Array(problem.dims.Lk), out, 0, modValuesFor(problem, mods));
   return out;
 }
 
 /** One row O_i of the oracle, written into `out` from `at`; returns L_i. */
-function oracleRow(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array, b: number, h: number, i: number, S: Float64Array, out: Float64Array, at: number): number {
+function oracleRow(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array, b: number, h: number, i: number, S: Float64Array, out: Float64Array, at: number, mods?: ModValues): number {
   const { Lk, d } = problem.dims;
   const place = rowPlace(problem, b, h, i);
 
@@ -109,7 +114,8 @@ function oracleRow(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Fl
   let m = Number.NEGATIVE_INFINITY;
   for (let j = 0; j < Lk; j++) {
     const term = maskTerm(problem, b, h, i, j);
-    if (term === Number.NEGATIVE_INFINITY) {
+    const e = modIndex(problem, b, h, i, j);
+    if (term === Number.NEGATIVE_INFINITY || mods?.visible?.[e] === 0) {
       S[j] = Number.NEGATIVE_INFINITY;
       continue;
     }
@@ -117,6 +123,7 @@ function oracleRow(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Fl
     let dot = 0;
     for (let x = 0; x < d; x++) dot += (q[place.q + x] as number) * (k[kj + x] as number);
     let s = dot * problem.scale;
+    if (mods?.scores) s = heldScore(mods.scores[e] as number); // score_mod of f32(s), evaluated on a GPU
     if (softcap !== undefined) s = softcap * Math.tanh(s / softcap);
     if (slope !== undefined) s -= slope * alibiDistance(problem, b, i, j);
     S[j] = s + term;
@@ -161,8 +168,8 @@ function addScaledF32(O: Float32Array, p: number, v: Float32Array, vj: number, d
  * The plain float32 computation (Math.fround after every operation): a full row of scores, its maximum, exp, the
  * sum, P̃·V, the division. Output in q's layout, log-sum-exps [B, Hq, Lq]. Keys outside a row's band are not visited.
  */
-export function sdpaFloat32(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array): { out: Float32Array; lse: Float32Array } {
-  const steps = sdpaFloat32Steps(problem, q, k, v);
+export function sdpaFloat32(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array, mods?: ModValues): { out: Float32Array; lse: Float32Array } {
+  const steps = sdpaFloat32Steps(problem, q, k, v, mods);
   let step = steps.next();
   while (step.done !== true) step = steps.next();
   return step.value;
@@ -172,8 +179,9 @@ export function sdpaFloat32(problem: SdpaProblem, q: Float32Array, k: Float32Arr
  * `sdpaFloat32` in steps: pauses before each query row, so that a caller may hand the thread back between rows
  * (sdpa-async.ts); the result is the generator's return value.
  */
-export function* sdpaFloat32Steps(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array): Generator<void, { out: Float32Array; lse: Float32Array }, undefined> {
+export function* sdpaFloat32Steps(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array, mods?: ModValues): Generator<void, { out: Float32Array; lse: Float32Array }, undefined> {
   checkLengths(problem, q, k, v);
+  const values = modValuesFor(problem, mods);
   const { B, Hq, Lq, Lk, d } = problem.dims;
   const out = new Float32Array(q.length);
   const lse = new Float32Array(B * Hq * Lq);
@@ -195,11 +203,12 @@ export function* sdpaFloat32Steps(problem: SdpaProblem, q: Float32Array, k: Floa
         let m = Number.NEGATIVE_INFINITY;
         for (let j = first; j <= last; j++) {
           const term = masked ? maskTerm(problem, b, h, i, j) : 0;
-          if (term === Number.NEGATIVE_INFINITY) {
+          const e = modIndex(problem, b, h, i, j);
+          if (term === Number.NEGATIVE_INFINITY || values?.visible?.[e] === 0) {
             S[j] = Number.NEGATIVE_INFINITY;
             continue;
           }
-          let s = f(dotF32(q, qi, k, kv0 + j * kvStride, d) * scale);
+          let s = values?.scores ? f(heldScore(values.scores[e] as number)) : f(dotF32(q, qi, k, kv0 + j * kvStride, d) * scale);
           if (cap !== undefined) s = f(cap * f(Math.tanh(f(s / cap))));
           if (slope !== undefined) s = f(s - f(slope * alibiDistance(problem, b, i, j)));
           s = f(s + term);
@@ -253,8 +262,9 @@ function roundF16(x: number): number {
  * from those scores. The softcap, ALiBi and sinks as the oracle takes them, in base 2 (the softcap in natural units:
  * s·ln 2, c·tanh(s/c), back to base 2), a sink in ℓ_i only.
  */
-export function sdpaFloat16Plain(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array): { out: Float64Array; lse: Float64Array } {
+export function sdpaFloat16Plain(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array, mods?: ModValues): { out: Float64Array; lse: Float64Array } {
   checkLengths(problem, q, k, v);
+  const values = modValuesFor(problem, mods);
   const { B, Hq, Lq, Lk, d } = problem.dims;
   const scale2 = problem.scale * Math.LOG2E;
   const { softcap } = problem;
@@ -275,13 +285,15 @@ export function sdpaFloat16Plain(problem: SdpaProblem, q: Float32Array, k: Float
         let m = Number.NEGATIVE_INFINITY;
         for (let j = 0; j < Lk; j++) {
           const term = maskTerm(problem, b, h, i, j);
-          if (term === Number.NEGATIVE_INFINITY) {
+          const e = modIndex(problem, b, h, i, j);
+          if (term === Number.NEGATIVE_INFINITY || values?.visible?.[e] === 0) {
             S[j] = Number.NEGATIVE_INFINITY;
             continue;
           }
           const kj = kv0 + j * kvStride;
           let s = 0;
           for (let x = 0; x < d; x++) s += (q16[qi + x] as number) * (k16[kj + x] as number);
+          if (values?.scores) s = heldScore(values.scores[e] as number) * Math.LOG2E; // score_mod, in base 2
           if (softcap !== undefined) s = softcap * Math.tanh((s * Math.LN2) / softcap) * Math.LOG2E;
           if (slope !== undefined) s -= slope * alibiDistance(problem, b, i, j) * Math.LOG2E;
           S[j] = s + term * Math.LOG2E;

@@ -9,7 +9,10 @@
  * (`planAttention`, to ask first whether the GPU runs the problem) hands its plan in with `{ plan }`.
  */
 import { sdpaProblem, SdpaArgumentError, type GpuContext, type SdpaDims, type SdpaLayout, type SdpaOptions, type SdpaProblem } from '@fa/core';
-import { sdpaFloat32Async } from '@fa/reference';
+import { sdpaFloat32Async, type ModValues } from '@fa/reference';
+import { attentionKernel } from './fp32/attention-fp32.js';
+import { evaluateMods } from './mods/mod-host.js';
+import { checkModFunctions } from './mods/mod-source.js';
 import { floatsToHalves, halvesToFloats } from './f16.js';
 import { float32OverflowReason, float64Attention, SdpaOverflowError, tensorRange } from './float32-range.js';
 import { planProblem, plannedOnly, prepareAttention, type AttentionPlan, type GpuKernelId } from './prepare.js';
@@ -94,9 +97,10 @@ export async function attention(q: SdpaTensor, k: SdpaTensor, v: SdpaTensor, opt
   if (overflow !== undefined) {
     if (options.kernel !== undefined) throw new SdpaOverflowError('cpu-fp32', overflow);
     const declined = note === undefined ? '' : `${note.replace(/; computed on the CPU$/, '')}, and `;
-    return inFloat64(problem, q, k, v, withLse, `${declined}float32 could overflow on these values (${overflow}); computed in float64 on the CPU`);
+    return inFloat64(problem, q, k, v, withLse, `${declined}float32 could overflow on these values (${overflow}); computed in float64 on the CPU`, options.gpu);
   }
-  const { out, lse } = await sdpaFloat32Async(problem, asFloats(q.data), asFloats(k.data), asFloats(v.data));
+  const mods = await modValues(options.gpu, problem, q, k);
+  const { out, lse } = await sdpaFloat32Async(problem, asFloats(q.data), asFloats(k.data), asFloats(v.data), mods);
   return { out: { data: f16 ? floatsToHalves(out) : out, shape: [...q.shape] }, ...(withLse ? { lse } : {}), impl: 'cpu-fp32', ...(note ? { note } : {}) };
 }
 
@@ -126,14 +130,24 @@ async function runPlan(q: SdpaTensor, k: SdpaTensor, v: SdpaTensor, plan: Attent
   } catch (error) {
     // Values on which the kernel's float32 could overflow (run checks them first): float64, unless it was named.
     if (!(error instanceof SdpaOverflowError) || plan.options.kernel !== undefined) throw error;
-    return await inFloat64(plan.problem, q, k, v, plan.options.lse, `${prepared.impl} could overflow float32 on these values (${error.reason}); computed in float64 on the CPU`);
+    return await inFloat64(plan.problem, q, k, v, plan.options.lse, `${prepared.impl} could overflow float32 on these values (${error.reason}); computed in float64 on the CPU`, plan.gpu);
   } finally {
     prepared.dispose();
   }
 }
 
+/**
+ * The values of the problem's score and mask functions for the CPU computations, evaluated on `gpu` (WGSL runs only
+ * there); undefined without functions, or without a GPU, where the CPU computations refuse them in one line.
+ */
+async function modValues(gpu: GpuContext | undefined, problem: SdpaProblem, q: SdpaTensor, k: SdpaTensor): Promise<ModValues | undefined> {
+  if (!problem.mods || gpu === undefined) return undefined;
+  await checkModFunctions(gpu, problem.mods, attentionKernel('f32'));
+  return evaluateMods(gpu, problem, asFloats(q.data), asFloats(k.data));
+}
+
 /** The float64 oracle's result, for values on which float32 could overflow (float32-range.ts). */
-async function inFloat64(problem: SdpaProblem, q: SdpaTensor, k: SdpaTensor, v: SdpaTensor, withLse: boolean, why: string): Promise<AttentionResult> {
-  const { out, lse } = await float64Attention(problem, q.data, k.data, v.data, withLse);
+async function inFloat64(problem: SdpaProblem, q: SdpaTensor, k: SdpaTensor, v: SdpaTensor, withLse: boolean, why: string, gpu: GpuContext | undefined): Promise<AttentionResult> {
+  const { out, lse } = await float64Attention(problem, q.data, k.data, v.data, withLse, await modValues(gpu, problem, q, k));
   return { out: { data: out, shape: [...q.shape] }, ...(lse ? { lse } : {}), impl: 'cpu-fp64', note: why };
 }

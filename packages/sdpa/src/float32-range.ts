@@ -8,10 +8,10 @@
  * the mask in base 2 with values past ±2^126 (in base 2) brought monotonically within ±(2^127 − 2^110) by the host
  * (tiled-host.ts, `maskBase2`), so no finite mask value can make them overflow, as the proof below counts. A softcap
  * bounds the scores by c, ALiBi adds at most max|slope|·(Lq + Lk) to their range, and sinks enter the softmax beside
- * them: each is counted below.
+ * them: each is counted below. A score function's results are held within ±2^64, and counted as a score of that size.
  */
-import { SdpaArgumentError, type SdpaProblem } from '@fa/core';
-import { sdpaOracleAsync } from '@fa/reference';
+import { MOD_SCORE_LIMIT, SdpaArgumentError, type SdpaProblem } from '@fa/core';
+import { sdpaOracleAsync, type ModValues } from '@fa/reference';
 import { floatsToHalves, halfToFloat, halvesToFloats } from './f16.js';
 import { ATTENTION_FP32_KERNEL } from './fp32/attention-fp32.js';
 import { ATTENTION_MATRIX_KERNEL } from './matrix/attention-matrix.js';
@@ -194,10 +194,12 @@ export function float32OverflowReason(impl: SdpaImplementation, range: TensorRan
   const tau = impl === 'attention-fp32' || impl === 'attention-matrix' ? LAZY_TAU[impl] : 0;
   // Softcap and ALiBi: the score before the mask is at most S₁ (step 1), named as the input gives it.
   const alibi = alibiRange(problem);
-  const capped = problem.softcap ?? c * dot;
+  // A score function's results are held within ±MOD_SCORE_LIMIT (2^64) before the softcap.
+  const modded = problem.mods?.scoreMod !== undefined;
+  const capped = problem.softcap ?? (modded ? Math.max(c * dot, MOD_SCORE_LIMIT) : c * dot);
   const s1 = capped + alibi;
-  const s1Text = `${problem.softcap !== undefined ? 'softcap' : '|scale|·max‖q‖·max‖k‖'}${alibi > 0 ? ' + max|slope|·(Lq + Lk)' : ''}`;
-  const scoreTerms = problem.softcap !== undefined || alibi > 0;
+  const s1Text = `${problem.softcap !== undefined ? 'softcap' : modded ? 'max(|scale|·max‖q‖·max‖k‖, 2^64)' : '|scale|·max‖q‖·max‖k‖'}${alibi > 0 ? ' + max|slope|·(Lq + Lk)' : ''}`;
+  const scoreTerms = problem.softcap !== undefined || alibi > 0 || modded;
   if (impl === 'cpu-fp32') {
     if (dot > limit) return `max‖q‖·max‖k‖ reaches ${g(dot)}, over ${g(limit)} (its dot products could overflow)`;
     if (c * dot > limit) return `|scale|·max‖q‖·max‖k‖ reaches ${g(c * dot)}, over ${g(limit)} (its scores could overflow)`;
@@ -244,9 +246,9 @@ export function refuseOverflow(impl: SdpaImplementation, problem: SdpaProblem, d
  * overflow. O_i is a weighted mean of the rows of v, so it rounds to a finite float32 (or f16, for f16 tensors) wherever
  * v is one. A log-sum-exp beyond float32's range cannot be returned: SdpaOverflowError.
  */
-export async function float64Attention(problem: SdpaProblem, q: TensorData, k: TensorData, v: TensorData, withLse: boolean): Promise<{ out: TensorData; lse?: Float32Array }> {
+export async function float64Attention(problem: SdpaProblem, q: TensorData, k: TensorData, v: TensorData, withLse: boolean, mods?: ModValues): Promise<{ out: TensorData; lse?: Float32Array }> {
   const floats = (x: TensorData): Float32Array => (x instanceof Uint16Array ? halvesToFloats(x) : x);
-  const exact = await sdpaOracleAsync(problem, floats(q), floats(k), floats(v));
+  const exact = await sdpaOracleAsync(problem, floats(q), floats(k), floats(v), mods);
   const out = Float32Array.from(exact.out);
   const result = { out: q instanceof Uint16Array ? floatsToHalves(out) : out };
   if (!withLse) return result;

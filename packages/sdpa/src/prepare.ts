@@ -7,7 +7,8 @@
 import { checked, describeValue, SdpaArgumentError, sdpaOptionsOf, sdpaProblem, UnsupportedShapeError, validCacheLengths, type GpuContext, type SdpaDims, type SdpaOptions, type SdpaProblem } from '@fa/core';
 import { decodePlan, prepareDecodeKernel, type DecodePlan, type DecodeTuning } from './decode/attention-decode.js';
 import { refuseOverflow } from './float32-range.js';
-import { fp32Plan } from './fp32/attention-fp32.js';
+import { attentionKernel, fp32Plan } from './fp32/attention-fp32.js';
+import { checkModFunctions } from './mods/mod-source.js';
 import { matrixPlan } from './matrix/attention-matrix.js';
 import { prepareTiledKernel, type TiledKernel, type TiledPlan } from './tiled-host.js';
 import type { TensorBinding, TensorType } from './kernel-support.js';
@@ -230,6 +231,8 @@ export async function prepareAttention(gpu: GpuContext, dimsOrPlan: SdpaDims | A
 async function preparePlanned(plan: AttentionPlan): Promise<PreparedAttention> {
   const { problem, gpu, options } = plan;
   const { lse: withLse, dtype } = options;
+  // Score and mask functions: their WGSL checked first, so that an error is one line at the caller's line.
+  if (problem.mods) await checkModFunctions(gpu, problem.mods, attentionKernel(dtype));
   const kernel: GpuKernel = plan.kernel === 'attention-decode' ? await prepareDecodeKernel(gpu, problem, plan.kernelPlan) : await prepareTiledKernel(gpu, problem, plan.kernelPlan, options.tuning?.prefillSplits);
   const { B, Hq, Hkv, Lq, Lk, d } = problem.dims;
   const size = dtype === 'f16' ? 2 : 4;

@@ -18,6 +18,7 @@ import {
 } from '@fa/core';
 import combineCode from './combine.wgsl';
 import interfaceCode from './tiled-interface.wgsl';
+import { prepareMods, type ModPlan } from './mods/mod-host.js';
 import { bindingResource, COMBINE_WORKGROUP, commonUniforms, explicitLayout, headTerms, OwnedBuffers, RunUniforms, softcapUniforms, type KernelBuffers, type TensorBinding, type TensorType } from './kernel-support.js';
 
 /** A tiled kernel's source: its `main` (`code`) with the shared interface and `combine` entry point appended. */
@@ -44,6 +45,8 @@ export interface TiledPlan {
   readonly BC: number;
   readonly workgroupBytes: number;
   readonly summary: string;
+  /** attention-fp32's score and mask functions, when the problem has them (its kernel then has them compiled in). */
+  readonly mods?: ModPlan;
 }
 
 export interface TiledKernel {
@@ -94,17 +97,20 @@ export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, 
   const fields = checkUniforms(id, kernel, { ...uniformsOf(0, 1, 1), ...plan.switches });
   const bindings = kernelBindings(kernel.code);
   const layout = explicitLayout(gpu, bindings, id);
-  const pipelines = await checked(gpu, `compiling ${id} (${plan.summary}, d = ${d}, ${plan.dtype} tensors)`, () =>
-    computePipelines(gpu, kernel, ['main', 'combine'], { ...plan.constants }, layout),
-  );
   const owned = new OwnedBuffers(device);
+  // Score and mask functions: their buffers in group 1, and the pre-pass that lists the tiles a mask function leaves.
+  const mods = plan.mods && prepareMods(gpu, problem, { ...plan, mods: plan.mods }, layout.getBindGroupLayout(0), owned);
+  const entryPoints: ('main' | 'combine' | 'modTiles')[] = ['main', 'combine', ...(mods?.entryPoints ?? [])];
+  const pipelines = await checked(gpu, `compiling ${id} (${plan.summary}, d = ${d}, ${plan.dtype} tensors)`, () =>
+    computePipelines(gpu, kernel, entryPoints, { ...plan.constants }, mods?.layout ?? layout),
+  );
   const storage = (label: string, data: ArrayBufferView | undefined, bytes = 16): GPUBuffer => owned.storage(label, data, bytes);
   const Tr = Math.ceil(Lq / plan.BR);
   const tiles = Math.ceil(Lk / plan.BC);
   const fixed: Record<string, GPUBuffer> = {
     mask: storage(`${id} mask`, maskAndHeadTerms(problem)),
     blockFlags: storage(`${id} block flags`, problem.blockMask ? Uint32Array.from(problem.blockMask.data) : undefined),
-    tileLists: storage(`${id} tile lists`, problem.blockMask ? tileLists(problem, plan) : undefined),
+    tileLists: mods?.tileLists ?? storage(`${id} tile lists`, problem.blockMask ? tileLists(problem, plan) : undefined),
     lse: storage(`${id} no lse`, undefined),
   };
   const runUniforms = new RunUniforms(device, owned, id, fields.length * 4);
@@ -151,6 +157,7 @@ export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, 
       });
       const pass = encoder.beginComputePass({ label: id, ...(timestampWrites ? { timestampWrites } : {}) });
       pass.setBindGroup(0, group);
+      mods?.encode(pass, pipelines.modTiles, batches);
       pass.setPipeline(pipelines.main);
       pass.dispatchWorkgroups(...grid2d(gpu, batches * Hq * Tr * splits));
       if (splits > 1) {

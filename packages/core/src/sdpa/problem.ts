@@ -19,9 +19,16 @@
  *   (boolean mask, band, block mask), then the softmax with each query head's sink logit in its denominator
  *   (`sinks`: a key whose value row is 0), O_i = Σ_j e^{s_ij} v_j / (Σ_j e^{s_ij} + e^{sink_h}). A row that sees no
  *   key then gives 0 by that formula, and its log-sum-exp is log e^{sink_h} = sink_h.
+ * - Score and mask functions in WGSL (`scoreMod`, `maskMod`, mods.ts): s = score_mod(s, b, h, q, k) comes first, before
+ *   the softcap; mask_mod(b, h, q, k) = false excludes the key, among the other exclusions. The full order:
+ *   scale·q·k → score_mod → softcap → ALiBi → additive mask → exclusions (boolean mask, band, mask_mod, block mask,
+ *   cache length) → softmax with the sink.
  */
 
+import { modsOf, type SdpaModBuffer, type SdpaMods } from './mods.js';
 import { checkDimsObject, checkSdpaOptions } from './validate-options.js';
+
+export { MASK_MOD_SIGNATURE, MOD_SCORE_LIMIT, modsOf, SCORE_MOD_SIGNATURE, type GpuModBuffer, type ModBufferEntry, type ModBufferType, type SdpaModBuffer, type SdpaMods } from './mods.js';
 
 export { checkDimsObject, checkOptionKeys, checkSdpaOptions, closestKey, describeValue, SDPA_OPTION_KEYS, sdpaOptionsOf } from './validate-options.js';
 
@@ -89,6 +96,18 @@ export interface SdpaOptions {
    * before the additive mask.
    */
   readonly alibiSlopes?: Float32Array;
+  /**
+   * A score function in WGSL (mods.ts): source that defines fn score_mod(s: f32, b: u32, h: u32, q: u32, k: u32) -> f32,
+   * applied to each score s = scale·q·k first, before the softcap and ALiBi (FlexAttention's `score_mod`).
+   */
+  readonly scoreMod?: string;
+  /**
+   * A mask function in WGSL (mods.ts): source that defines fn mask_mod(b: u32, h: u32, q: u32, k: u32) -> bool; false
+   * excludes key k from row q, among the other exclusions (FlexAttention's `mask_mod`).
+   */
+  readonly maskMod?: string;
+  /** Buffers both functions read, each a read-only flat array<i32> or array<f32> named by its key. */
+  readonly modBuffers?: Readonly<Record<string, SdpaModBuffer>>;
 }
 
 /** A mask's data with the strides that broadcast it to [B, Hq, Lq, Lk] (0 along broadcast dimensions). */
@@ -118,6 +137,8 @@ export interface SdpaProblem {
   readonly sinks?: Float32Array;
   /** Each query head's ALiBi slope (Hq values, a copy), when given. */
   readonly alibiSlopes?: Float32Array;
+  /** The score and mask functions with their buffers, when given. */
+  readonly mods?: SdpaMods;
 }
 
 /** A problem the caller described wrongly; the message names the problem and the fix in one line. */
@@ -188,6 +209,7 @@ export function sdpaProblem(dims: SdpaDims, options: SdpaOptions = {}): SdpaProb
   const cacheLengths = options.cacheLengths === undefined ? undefined : validCacheLengths(options.cacheLengths, B, Lk);
   const sinks = options.sinks === undefined ? undefined : perHead(options.sinks, Hq, 'sinks', 'sink logits');
   const alibiSlopes = options.alibiSlopes === undefined ? undefined : perHead(options.alibiSlopes, Hq, 'alibiSlopes', 'slopes');
+  const mods = modsOf(options.scoreMod, options.maskMod, options.modBuffers);
   return {
     dims: { B, Hq, Hkv, Lq, Lk, d },
     layout,
@@ -200,6 +222,7 @@ export function sdpaProblem(dims: SdpaDims, options: SdpaOptions = {}): SdpaProb
     ...(options.softcap !== undefined ? { softcap: options.softcap } : {}),
     ...(sinks ? { sinks } : {}),
     ...(alibiSlopes ? { alibiSlopes } : {}),
+    ...(mods ? { mods } : {}),
   };
 }
 

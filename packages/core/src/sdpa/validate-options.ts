@@ -4,10 +4,11 @@
  * that names the option, what was given and what to give. What depends on the dimensions (mask shapes, the range of
  * the cache lengths) sdpaProblem checks after these.
  */
+import { modsOf } from './mods.js';
 import { SdpaArgumentError, type SdpaOptions } from './problem.js';
 
 /** The keys of SdpaOptions, in the order the messages list them. */
-export const SDPA_OPTION_KEYS = ['scale', 'causal', 'window', 'mask', 'blockMask', 'layout', 'cacheLengths', 'softcap', 'sinks', 'alibiSlopes'] as const satisfies readonly (keyof SdpaOptions)[];
+export const SDPA_OPTION_KEYS = ['scale', 'causal', 'window', 'mask', 'blockMask', 'layout', 'cacheLengths', 'softcap', 'sinks', 'alibiSlopes', 'scoreMod', 'maskMod', 'modBuffers'] as const satisfies readonly (keyof SdpaOptions)[];
 
 const LAYOUTS: readonly string[] = ['bhsd', 'bshd'];
 
@@ -131,7 +132,8 @@ function checkBlockMask(blockMask: unknown): void {
 export function checkSdpaOptions(options: unknown, otherKeys: readonly string[] = []): asserts options is SdpaOptions | undefined {
   checkOptionKeys(options, [...SDPA_OPTION_KEYS, ...otherKeys]);
   if (options === undefined) return;
-  const { scale, causal, window, mask, blockMask, layout, cacheLengths, softcap, sinks, alibiSlopes } = options;
+  const { scale, causal, window, mask, blockMask, layout, cacheLengths, softcap, sinks, alibiSlopes, scoreMod, maskMod, modBuffers } = options;
+  modsOf(scoreMod, maskMod, modBuffers);
   if (scale !== undefined && (typeof scale !== 'number' || !Number.isFinite(scale))) throw new SdpaArgumentError(`scale is ${describeValue(scale)}; give a finite number, or leave it out for 1/√d`);
   if (causal !== undefined && typeof causal !== 'boolean') throw new SdpaArgumentError(`causal is ${describeValue(causal)}; give true or false`);
   if (window !== undefined && (!Array.isArray(window) || window.length !== 2 || !(window as unknown[]).every((w) => typeof w === 'number' && Number.isSafeInteger(w) && w >= -1))) {

@@ -85,6 +85,7 @@ export function decodePlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
   // Workgroup memory as the kernel declares it (the query rows, the K and V tiles, the scores, each row's m, ℓ, α).
   const bytes = (keys: number): number => kernelWorkgroupBytes(ATTENTION_DECODE_KERNEL.code, { D: d, R, BK: keys, WG, LSE: 0, CW: COMBINE_WORKGROUP });
+  if (problem.mods) return 'score and mask functions (scoreMod, maskMod) are the prefill kernel\'s (attention-fp32)';
   const fits = (keys: number): boolean => bytes(keys) <= limit && Math.ceil((keys * d) / 4 / WG) <= LD_MAX;
   const BK = tuning.keysPerTile ?? (dtype === 'f16' ? F16_TILE_KEYS : F32_TILE_KEYS).find(fits);
   if (BK === undefined || !fits(BK)) return `the decode tiles for d = ${d} do not fit ${limit} bytes of workgroup memory`;

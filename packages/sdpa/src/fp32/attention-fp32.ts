@@ -2,8 +2,10 @@
  * The float32 attention kernel (attention-fp32.wgsl, lean-loop's loop with heads, groups, bands and masks): its plan for
  * a problem on an adapter. The host that compiles and runs it is tiled-host.ts, shared with attention-matrix.
  */
-import { gpuHeadSizeSupport, ROW_SPLIT_LAYOUT, rowGroupTilesFor, rowSplitBytes, rowSplitTiles, type GpuContext, type KernelSource, type RowGroupLayout, type RowSplitTiles, type SdpaProblem } from '@fa/core';
+import { gpuHeadSizeSupport, ROW_SPLIT_LAYOUT, rowGroupTilesFor, rowSplitBytes, rowSplitTiles, type GpuContext, type KernelSource, type RowGroupLayout, type RowSplitTiles, type SdpaMods, type SdpaProblem } from '@fa/core';
 import { COMBINE_WORKGROUP, forTensorType, scoreTermSwitches, type TensorType } from '../kernel-support.js';
+import { modListWords, type ModPlan } from '../mods/mod-host.js';
+import { modKernel } from '../mods/mod-source.js';
 import { tiledKernel, type TiledPlan } from '../tiled-host.js';
 import code from './attention-fp32.wgsl';
 
@@ -33,13 +35,14 @@ const FOUR_ROWS_HEAD_SIZES: readonly number[] = [128];
 export type Fp32Plan = TiledPlan;
 
 /**
- * Whether a problem has no band, element or block mask, cache lengths, softcap, ALiBi slopes or sinks, and K and V
+ * Whether a problem has no band, element or block mask, cache lengths, softcap, ALiBi slopes, sinks or score and mask
+ * functions, and K and V
  * rows D/4 vec4s apart ([B, H, L, d], or one KV head): the kernel is then compiled with GENERAL = 0, their tests fold
  * away and K/V tiles are read as one run. One constant for all of it, so that a head size compiles at most two
  * variants. Measured on the H100 (hw4's shapes as one head per batch, ms, lean-loop beside it): docs/sdpa.md.
  */
 export function plainProblem(problem: SdpaProblem): boolean {
-  const scoreTerms = problem.softcap !== undefined || problem.alibiSlopes !== undefined || problem.sinks !== undefined;
+  const scoreTerms = problem.softcap !== undefined || problem.alibiSlopes !== undefined || problem.sinks !== undefined || problem.mods !== undefined;
   const denseRows = problem.layout === 'bhsd' || problem.dims.Hkv === 1; // K/V tiles then read as one run
   return denseRows && !scoreTerms && !problem.mask && !problem.blockMask && !problem.cacheLengths && !Number.isFinite(problem.left) && !Number.isFinite(problem.right);
 }
@@ -60,9 +63,11 @@ export function fp32Plan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dt
   const blocks = problem.blockMask;
   const BR = (WG / H) * ROWS;
   const blockTiles = blocks !== undefined && blocks.rows % BR === 0 && blocks.keys % BC === 0;
+  const mods = problem.mods && modPlan(problem, gpu, BR, BC);
+  if (typeof mods === 'string') return mods;
   return {
     id: 'attention-fp32',
-    kernel: attentionKernel(dtype),
+    kernel: mods ? modKernel(attentionKernel(dtype), mods.mods) : attentionKernel(dtype),
     dtype,
     constants: {
       D: d,
@@ -75,11 +80,39 @@ export function fp32Plan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dt
       ROWS,
       GENERAL: plainProblem(problem) ? 0 : 1,
     },
-    switches: { mask: problem.mask ? 1 : 0, blocks: blocks ? 1 : 0, blockTiles: blockTiles ? 1 : 0, writeLse: lse ? 1 : 0, cached: problem.cacheLengths ? 1 : 0, ...scoreTermSwitches(problem) },
+    // A mask function's tile lists take the block mask's place (blocks = 1); the caller's block flags are then tested
+    // per score only where its blocks are not whole tiles.
+    switches: {
+      mask: problem.mask ? 1 : 0,
+      blocks: blocks || mods?.lists === true ? 1 : 0,
+      blockTiles: blockTiles || !blocks ? 1 : 0,
+      writeLse: lse ? 1 : 0,
+      cached: problem.cacheLengths ? 1 : 0,
+      ...scoreTermSwitches(problem),
+    },
     BR,
     BC,
     workgroupBytes: rowSplitBytes(d, tiles),
-    summary: `H = ${H}, ${ROWS} rows per group, Bc = ${BC}, ${WG} invocations`,
+    summary: `H = ${H}, ${ROWS} rows per group, Bc = ${BC}, ${WG} invocations${mods ? ', score and mask functions' : ''}`,
+    ...(mods ? { mods } : {}),
   };
+}
+
+/** Storage buffers per stage the tiled kernels bind besides the mod buffers. */
+const KERNEL_STORAGE_BUFFERS = 10;
+
+/**
+ * The plan of a problem's score and mask functions, or why this GPU cannot bind their buffers: tile lists from the
+ * pre-pass for a mask function, unless cache lengths move the band per batch or the lists would pass one binding
+ * (then every tile tests each score).
+ */
+function modPlan(problem: SdpaProblem, gpu: GpuContext, BR: number, BC: number): ModPlan | string {
+  const mods = problem.mods as SdpaMods;
+  const most = gpu.device.limits.maxStorageBuffersPerShaderStage;
+  if (KERNEL_STORAGE_BUFFERS + mods.buffers.length > most) return `${mods.buffers.length} mod buffers and the kernel's ${KERNEL_STORAGE_BUFFERS} pass this GPU's ${most} storage buffers per stage`;
+  const listWords = modListWords(problem, BR, BC);
+  const bytes = Math.min(gpu.report.limits.maxStorageBufferBindingSize, gpu.report.limits.maxBufferSize);
+  const lists = mods.maskMod !== undefined && !problem.cacheLengths && 4 * listWords <= bytes;
+  return { mods, lists, listWords: lists ? listWords : 0 };
 }
 

@@ -1,0 +1,109 @@
+/**
+ * Score and mask functions in WGSL (scoreMod, maskMod, modBuffers): refused in one line where they are wrong (most of
+ * that without a GPU), declined by the kernels that cannot run them, and, on a tiny problem on the GPU, a document
+ * mask over packed sequences with a relative-position bias from a table against the float64 oracle, and a WGSL error
+ * reported at the caller's line.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sdpaProblem, type GpuContext, type SdpaOptions } from '@fa/core';
+import { acquireNodeGpu } from '@fa/core/node';
+import { sdpaOracle } from '@fa/reference';
+import { maxAbs, tensors } from '../src/conformance.js';
+import { evaluateMods } from '../src/mods/mod-host.js';
+import { attention, planAttention, prepareAttention, SdpaArgumentError, type SdpaDims } from '../src/index.js';
+
+const SCORE = 'fn score_mod(s: f32, b: u32, h: u32, q: u32, k: u32) -> f32 {\n  return s + bias[clamp(i32(q) - i32(k) + 8, 0, 16)];\n}';
+const MASK = 'fn mask_mod(b: u32, h: u32, q: u32, k: u32) -> bool {\n  return doc[q] == doc[k] && k <= q;\n}';
+
+/** Two packed documents of 13 and 24 tokens, and a bias per relative position −8 … 8. */
+const DIMS: SdpaDims = { B: 1, Hq: 2, Hkv: 1, Lq: 37, Lk: 37, d: 16 };
+const doc = Int32Array.from({ length: 37 }, (_, t) => (t < 13 ? 0 : 1));
+const bias = Float32Array.from({ length: 17 }, (_, r) => 0.1 * (r - 8));
+
+function refused(options: SdpaOptions): string {
+  try {
+    sdpaProblem(DIMS, options);
+  } catch (error) {
+    expect(error).toBeInstanceOf(SdpaArgumentError);
+    expect((error as Error).message).not.toContain('\n');
+    return (error as Error).message;
+  }
+  throw new Error('the options were accepted');
+}
+
+describe('score and mask functions, checked without a GPU', () => {
+  it('refuses wrong sources and buffers in one line', () => {
+    expect(refused({ scoreMod: '' })).toMatch(/^scoreMod is ""; give WGSL source that defines fn score_mod\(s: f32, b: u32, h: u32, q: u32, k: u32\) -> f32$/);
+    expect(refused({ maskMod: 'fn other() {}' })).toMatch(/^maskMod defines no fn mask_mod; give WGSL source/);
+    expect(refused({ modBuffers: { doc } })).toMatch(/^modBuffers is given without scoreMod or maskMod/);
+    expect(refused({ maskMod: MASK, modBuffers: { '2doc': doc } })).toMatch(/^modBuffers has a buffer named "2doc", which is not a WGSL identifier/);
+    expect(refused({ maskMod: MASK, modBuffers: { doc: [1, 2] as unknown as Int32Array } })).toMatch(/^modBuffers\.doc is \[1, 2\]; give an Int32Array or Float32Array, or \{ buffer: GPUBuffer, type: 'i32' \| 'f32' \}$/);
+    expect(refused({ maskMod: MASK, modBuffers: { doc: new Int32Array(0) } })).toMatch(/^modBuffers\.doc is empty/);
+    expect(refused({ maskMod: MASK, modBuffers: { doc: { buffer: { size: 6 } as GPUBuffer, type: 'i32' } } })).toMatch(/^modBuffers\.doc\.buffer holds 6 bytes/);
+    expect(refused({ maskMod: MASK, modBuffers: { doc: { buffer: { size: 8 } as GPUBuffer, type: 'u32' as 'i32' } } })).toMatch(/^modBuffers\.doc\.type is "u32"; give 'i32' or 'f32'/);
+  });
+
+  it('computes nothing on the CPU without a GPU: one line', async () => {
+    const { q, k, v } = tensors(DIMS, 3);
+    await expect(attention({ data: q, shape: [1, 2, 37, 16] }, { data: k, shape: [1, 1, 37, 16] }, { data: v, shape: [1, 1, 37, 16] }, { maskMod: MASK, modBuffers: { doc } })).rejects.toThrow(
+      /^score and mask functions are WGSL, which the CPU cannot run: give a GPU/,
+    );
+  });
+});
+
+describe('score and mask functions on the GPU (one tiny problem)', () => {
+  let gpu: GpuContext | undefined;
+  let missing = '';
+  beforeAll(async () => {
+    const acquired = await acquireNodeGpu();
+    gpu = acquired.gpu;
+    missing = acquired.reason ?? 'no GPU adapter';
+    if (!gpu && process.env.FA_REQUIRE_GPU === '1') throw new Error(`FA_REQUIRE_GPU=1 but ${missing}`);
+  });
+  afterAll(() => {
+    gpu?.destroy();
+  });
+
+  it('a document mask over packed sequences and a relative-position bias from a table, against the oracle; the named kernels decline them', { timeout: 600_000 }, async (context) => {
+    if (!gpu) {
+      context.skip(`no GPU: ${missing}`);
+      return;
+    }
+    const options: SdpaOptions = { scoreMod: SCORE, maskMod: MASK, modBuffers: { doc, bias } };
+    const { q, k, v } = tensors(DIMS, 7);
+    const problem = sdpaProblem(DIMS, options);
+    const exact = sdpaOracle(problem, q, k, v, await evaluateMods(gpu, problem, q, k));
+    const prepared = await prepareAttention(gpu, DIMS, { ...options, lse: true });
+    try {
+      expect(prepared.impl).toBe('attention-fp32');
+      const ran = await prepared.run(q, k, v);
+      expect(maxAbs(ran.out as Float32Array, exact.out)).toBeLessThan(2e-6);
+      expect(maxAbs(ran.lse ?? [], exact.lse)).toBeLessThan(2e-5);
+    } finally {
+      prepared.dispose();
+    }
+    expect(planAttention(gpu, { ...DIMS, Lq: 1 }, { ...options, kernel: 'attention-decode' })).toMatch(/^score and mask functions \(scoreMod, maskMod\) are the prefill kernel's/);
+    expect(planAttention(gpu, DIMS, { ...options, kernel: 'attention-matrix' })).toMatch(/score and mask functions|subgroup|matrix/);
+  });
+
+  it('reports a WGSL error at the caller\'s line, a wrong signature and a buffer named as the kernel\'s, in one line', { timeout: 600_000 }, async (context) => {
+    if (!gpu) {
+      context.skip(`no GPU: ${missing}`);
+      return;
+    }
+    const g = gpu;
+    const refusal = async (options: SdpaOptions): Promise<string> => {
+      try {
+        (await prepareAttention(g, DIMS, options)).dispose();
+      } catch (error) {
+        expect(error).toBeInstanceOf(SdpaArgumentError);
+        expect((error as Error).message).not.toContain('\n');
+        return (error as Error).message;
+      }
+      throw new Error('the functions were accepted');
+    };
+    expect(await refusal({ scoreMod: 'fn score_mod(s: f32, b: u32, h: u32, q: u32, k: u32) -> f32 {\n  return s + nope;\n}' })).toMatch(/^scoreMod:2:14: .*nope/);
+    expect(await refusal({ maskMod: 'fn mask_mod(b: u32, h: u32, q: u32) -> bool { return true; }' })).toMatch(/^maskMod: its mask_mod is not fn mask_mod\(b: u32, h: u32, q: u32, k: u32\) -> bool/);
+    expect(await refusal({ maskMod: MASK, modBuffers: { doc, LOWEST: bias } })).toMatch(/^modBuffers\.LOWEST: the kernel declares LOWEST itself; give the buffer another name$/);
+  });
+});
