@@ -103,7 +103,7 @@ function chooseKernelPlan(problem: SdpaProblem, gpu: GpuContext, options: Planne
     if (wanted === 'attention-decode') return plan;
   }
   if (wanted === 'attention-matrix') {
-    const plan = matrixPlan(problem, gpu, lse, dtype);
+    const plan = matrixPlan(problem, gpu, lse, dtype, options.tuning);
     return typeof plan === 'string' ? plan : { kernel: plan.id, kernelPlan: plan };
   }
   const plan = fp32Plan(problem, gpu, lse, dtype);

@@ -23,7 +23,7 @@ const PREPARE_KEYS = ['lse', 'dtype', 'kernel', 'maxBindingBytes', 'tuning'] as 
 const ATTENTION_KEYS = ['gpu', 'returnLse', 'kernel', 'plan'] as const satisfies readonly (keyof AttentionOptions)[];
 /** The keys AttentionOptions takes beside a plan (which holds the rest). */
 const PLANNED_ATTENTION_KEYS = ['plan', 'gpu'] as const satisfies readonly (keyof AttentionOptions)[];
-const TUNING_KEYS = ['keysPerTile', 'targetWorkgroups', 'prefillSplits'] as const satisfies readonly (keyof DecodeTuning)[];
+const TUNING_KEYS = ['keysPerTile', 'targetWorkgroups', 'prefillSplits', 'matrixKeysPerTile', 'matrixSubgroups', 'matrixFlush'] as const satisfies readonly (keyof DecodeTuning)[];
 const APPEND_KEYS = ['layout', 'dtype'] as const satisfies readonly (keyof CacheAppendOptions)[];
 
 const quoted = (names: readonly string[]): string => names.map((n) => `'${n}'`).join(', ');
@@ -63,7 +63,8 @@ export function checkPrepareOptions(options: unknown): asserts options is Prepar
     checkOptionKeys(tuning, TUNING_KEYS, 'tuning', 'tuning key');
     for (const key of TUNING_KEYS) {
       const value = tuning[key];
-      if (value !== undefined && !isPositiveInteger(value)) throw new SdpaArgumentError(`tuning.${key} is ${describeValue(value)}; give a positive integer, or leave it out for the plan's`);
+      const allowed = value === undefined || isPositiveInteger(value) || (key === 'matrixFlush' && value === 0);
+      if (!allowed) throw new SdpaArgumentError(`tuning.${key} is ${describeValue(value)}; give a positive integer, or leave it out for the plan's`);
     }
   }
 }

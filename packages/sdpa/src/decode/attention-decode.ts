@@ -60,6 +60,12 @@ export interface DecodeTuning {
   readonly targetWorkgroups?: number;
   /** The tiled kernels' key ranges per row block (attention-fp32, attention-matrix), instead of their rule. */
   readonly prefillSplits?: number;
+  /** attention-matrix's keys per tile (16, 32 or 64) instead of its rule. */
+  readonly matrixKeysPerTile?: number;
+  /** attention-matrix's subgroups per workgroup (1, 2, 4 or 8), where their workgroup memory fits. */
+  readonly matrixSubgroups?: number;
+  /** attention-matrix's FLUSH (0: O rescaled in place; else tiles between flushes to f32 registers). */
+  readonly matrixFlush?: number;
 }
 
 export interface DecodePlan {
@@ -79,13 +85,13 @@ export function decodePlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   const R = (Hq / Hkv) * Lq;
   if (R > DECODE_MAX_ROWS) return `${R} query rows per KV head, more than the decode kernel's ${DECODE_MAX_ROWS}`;
   if (problem.mask || problem.blockMask) return 'element and block masks are the prefill kernel\'s';
+  if (problem.mods) return 'score and mask functions (scoreMod, maskMod) are the prefill kernel\'s (attention-fp32)';
   const head = gpuHeadSizeSupport({ B: 1, N: 1, d });
   if (head !== true) return head;
   if (Math.ceil((R * d) / 4 / WG) > SLOT_MAX) return `${R} rows of ${d} need more than ${SLOT_MAX} slots per invocation`;
   const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
   // Workgroup memory as the kernel declares it (the query rows, the K and V tiles, the scores, each row's m, ℓ, α).
   const bytes = (keys: number): number => kernelWorkgroupBytes(ATTENTION_DECODE_KERNEL.code, { D: d, R, BK: keys, WG, LSE: 0, CW: COMBINE_WORKGROUP });
-  if (problem.mods) return 'score and mask functions (scoreMod, maskMod) are the prefill kernel\'s (attention-fp32)';
   const fits = (keys: number): boolean => bytes(keys) <= limit && Math.ceil((keys * d) / 4 / WG) <= LD_MAX;
   const BK = tuning.keysPerTile ?? (dtype === 'f16' ? F16_TILE_KEYS : F32_TILE_KEYS).find(fits);
   if (BK === undefined || !fits(BK)) return `the decode tiles for d = ${d} do not fit ${limit} bytes of workgroup memory`;

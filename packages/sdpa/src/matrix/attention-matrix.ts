@@ -3,6 +3,7 @@
  * and masks): its plan for a problem on an adapter. It runs on tiled-host.ts, as attention-fp32 does.
  */
 import { kernelWorkgroupBytes, matrixUnavailable, type GpuContext, type SdpaProblem } from '@fa/core';
+import type { DecodeTuning } from '../decode/attention-decode.js';
 import { COMBINE_WORKGROUP, forTensorType, type TensorType } from '../kernel-support.js';
 import { tiledKernel, type TiledPlan } from '../tiled-host.js';
 import code from './attention-matrix.wgsl';
@@ -13,6 +14,11 @@ export const ATTENTION_MATRIX_KERNEL = tiledKernel('attention-matrix.wgsl', code
 const MATRIX_BC = 32;
 /** Most subgroups of 16 query rows per workgroup; fewer where their workgroup memory does not fit. */
 const MAX_SUBGROUPS = 4;
+/**
+ * Tiles between flushes of O to f32 registers with two parts (fp32-grade: the sum leaves the matrix units every 8
+ * tiles, as rung 24's did); with one part O stays in the matrix units and is rescaled in place (rung 25's FLUSH = 0).
+ */
+const TWO_PART_FLUSH = 8;
 /** The largest head size: D/16 fragments of Q and of O per subgroup (DK_MAX = 8). */
 const MATRIX_MAX_HEAD_SIZE = 128;
 
@@ -20,7 +26,7 @@ const MATRIX_MAX_HEAD_SIZE = 128;
  * The kernel's plan for `problem`, or why it cannot run it. f16 tensors take one f16 part per operand (nothing is lost
  * in the conversion); f32 tensors take two (high and low, three products each: fp32-grade, as rung 17).
  */
-export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dtype: TensorType): TiledPlan | string {
+export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dtype: TensorType, tuning?: DecodeTuning): TiledPlan | string {
   const { d } = problem.dims;
   const unavailable = matrixUnavailable(gpu);
   if (unavailable) return unavailable;
@@ -30,32 +36,36 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   if (d % 16 !== 0) return `d = ${d} is not a multiple of 16 (the matrix fragments are 16 wide)`;
   if (d > MATRIX_MAX_HEAD_SIZE) return `d = ${d} is above the matrix kernel's ${MATRIX_MAX_HEAD_SIZE}`;
   const PARTS = dtype === 'f16' ? 1 : 2;
+  const BC = tuning?.matrixKeysPerTile ?? MATRIX_BC;
+  const FLUSH = tuning?.matrixFlush ?? (PARTS === 2 ? TWO_PART_FLUSH : 0);
+  if (![16, 32, 64].includes(BC)) return `tuning.matrixKeysPerTile is ${BC}; give 16, 32 or 64`;
+  if (tuning?.matrixSubgroups !== undefined && ![1, 2, 4, 8].includes(tuning.matrixSubgroups)) return `tuning.matrixSubgroups is ${tuning.matrixSubgroups}; give 1, 2, 4 or 8`;
   const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
-  const bytes = (NSG: number, OW: number): number => kernelWorkgroupBytes(ATTENTION_MATRIX_KERNEL.code, { D: d, NSG, PARTS, OW });
+  const bytes = (NSG: number, OW: number): number => kernelWorkgroupBytes(ATTENTION_MATRIX_KERNEL.code, { D: d, NSG, PARTS, OW, BC });
   const subgroups = (OW: number): number => {
-    let NSG = MAX_SUBGROUPS;
+    let NSG = tuning?.matrixSubgroups ?? MAX_SUBGROUPS;
     while (NSG > 1 && bytes(NSG, OW) > limit) NSG /= 2;
     return NSG;
   };
   // S tiles d columns wide (O flushed through them in one round), unless tiles MATRIX_BC wide (O in d / OW rounds) fit
   // more subgroups: on the H100, 2.2× faster for f16 and 3.0× for f32 at Llama's d = 128, 1.2-1.4× slower at GPT-2's
   // and BERT's d = 64 (docs/sdpa.md).
-  const narrow = d % MATRIX_BC === 0 ? Math.min(MATRIX_BC, d) : 16;
+  const narrow = d % BC === 0 ? Math.min(BC, d) : 16;
   const OW = subgroups(narrow) > subgroups(d) ? narrow : d;
   const NSG = subgroups(OW);
   if (bytes(NSG, OW) > limit) return `d = ${d} needs ${bytes(NSG, OW)} bytes of workgroup memory, over this GPU's ${limit}`;
   const BR = 16 * NSG;
   const blocks = problem.blockMask;
-  const blockTiles = blocks !== undefined && blocks.rows % BR === 0 && blocks.keys % MATRIX_BC === 0;
+  const blockTiles = blocks !== undefined && blocks.rows % BR === 0 && blocks.keys % BC === 0;
   return {
     id: 'attention-matrix',
     kernel: forTensorType(ATTENTION_MATRIX_KERNEL, dtype),
     dtype,
-    constants: { D: d, NSG, PARTS, OW, CW: COMBINE_WORKGROUP },
+    constants: { D: d, NSG, PARTS, OW, BC, FLUSH, CW: COMBINE_WORKGROUP },
     // Softcap, ALiBi and sinks off: the plan declines them above (combine, which the kernels share, reads `sinks`).
     switches: { mask: problem.mask ? 1 : 0, blocks: blocks ? 1 : 0, blockTiles: blockTiles ? 1 : 0, writeLse: lse ? 1 : 0, cached: problem.cacheLengths ? 1 : 0, softcap: 0, alibi: 0, sinks: 0 },
     BR,
-    BC: MATRIX_BC,
+    BC,
     workgroupBytes: bytes(NSG, OW),
     summary: `${NSG} subgroups, ${PARTS === 1 ? 'f16 products' : 'high and low f16 parts'}${OW < d ? `, O flushed ${OW} columns at a time` : ''}`,
   };

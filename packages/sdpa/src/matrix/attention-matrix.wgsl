@@ -39,13 +39,16 @@ alias A = subgroup_matrix_result<f32, 16, 16>;
 override D: u32;          // head size, a multiple of 16, at most 128
 override NSG: u32;        // subgroups (of 32 invocations) per workgroup, each with 16 query rows
 override PARTS: u32;      // f16 parts per operand: 1 (f16 products) or 2 (high and low: fp32-grade)
-override FLUSH: u32 = 8u; // tiles accumulated in the matrix units between additions to O in f32 registers
+override FLUSH: u32 = 0u; // 0: O stays in the matrix units, rescaled in place when some row's m_i moves; else the
+                          // tiles accumulated there between additions to O in f32 registers (and at every move)
 override CW: u32;         // invocations per workgroup of `combine`
+override BC: u32 = 32u;   // keys per tile: 16, 32 or 64
 
-const BC: u32 = 32u;      // keys per tile
-const NC: u32 = 2u;       // BC / 16: key fragments per tile
+const BC_MAX: u32 = 64u;  // most keys per tile
+const NC_MAX: u32 = 4u;   // BC_MAX / 16
 const DK_MAX: u32 = 8u;   // most fragments across d
 const O4_MAX: u32 = 16u;  // most vec4 columns of O one invocation keeps: D / 8
+const HOLD_MAX: u32 = 8u; // most vec4s of a K or V tile one invocation holds in registers between reading and staging
 const TAU: f32 = 8.0;     // how far a score may pass m_i before O and ℓ are rescaled (P̃ ≤ 2^TAU)
 
 // Params, the bindings (q, k, v, O, params, mask, blockFlags, lse, tileLists, Opart, ML), LOWEST, EXCLUDED, bandFirst,
@@ -59,19 +62,25 @@ override BR: u32 = 16u * NSG;        // query rows per workgroup
 override WG: u32 = 32u * NSG;        // invocations per workgroup
 override KS: u32 = D + 8u;           // row stride of the staged tiles (f16)
 override KT: u32 = BC * KS;          // one part of one K or V tile
+override QL: u32 = BR * KS;          // where Q_i's low parts are staged in KV (PARTS = 2)
+override NC: u32 = BC / 16u;         // key fragments per tile
+override TV: u32 = BC * D4V;         // vec4s of one K or V tile
+override HOLD: u32 = min(HOLD_MAX, (TV + WG - 1u) / WG);  // of those, held in registers per invocation (the rest
+                                                           // are read as they are staged)
 // Columns of O that pass through a subgroup's S tile at once (a flush takes D / OW rounds): D, or where that costs
 // subgroups per workgroup, BC (16 where BC does not divide D), so that the S tiles are BC columns wide, not D (the host
 // chooses; rung 25's page has why narrow tiles pay).
 override OW: u32 = D;
 override R8: u32 = OW / 8u;          // vec4 columns of O per invocation in one round
 override SO: u32 = max(BC, OW) + 8u;  // row stride of a subgroup's S tile, and of O when it passes through (f32)
-const PS: u32 = BC + 8u;             // row stride of the P̃ tiles (f16)
+override PS: u32 = BC + 8u;           // row stride of the P̃ tiles (f16)
 // The low part of P̃; when PARTS = 1 a stand-in of one fragment's extent (16 rows of PS), which the load that never runs
 // still needs to pass validation.
 override PL: u32 = max(16u * PS, (PARTS - 1u) * BR * PS);
 
 // Every workgroup variable is a multiple of 16 bytes: the matrix loads and stores need their arrays 16-byte aligned.
-var<workgroup> KV: array<f16, 2u * PARTS * KT>;  // K_j's parts, then V_j's, BC rows of KS each (first Q_i's parts)
+var<workgroup> KV: array<f16, max(2u * PARTS * KT, PARTS * QL)>;  // K_j's parts, then V_j's, BC rows of KS each
+                                                                  // (first Q_i's parts)
 var<workgroup> Sf: array<f32, BR * SO>;          // per subgroup: its S tile, or O when it passes through (16 rows)
 var<workgroup> Ph: array<f16, BR * PS>;          // per subgroup: P̃ (its high part when PARTS = 2)
 var<workgroup> Pl: array<f16, PL>;               // per subgroup: P̃'s low part
@@ -119,9 +128,27 @@ fn maskedScore(s: f32, b: u32, hq: u32, i: u32, j: u32, Lk: u32) -> f32 {
 // Four consecutive f32 of Sf.
 fn sf4(at: u32) -> vec4<f32> { return vec4<f32>(Sf[at], Sf[at + 1u], Sf[at + 2u], Sf[at + 3u]); }
 
-// The vec4 column of O that entry x of an invocation's oRow holds: round x / R8 of OW columns, in it the invocation's
-// half h of the pairs, turned by rot.
-fn colOf(x: u32, rot: u32, h: u32) -> u32 { return x / R8 * (OW / 4u) + 2u * ((x % R8 + rot) % R8) + h; }
+
+// Tile n of the range's list: the n-th from jFirst, or the host's list's n-th under a block mask.
+fn tileAt(n: u32, jFirst: u32, listStart: u32) -> u32 {
+  if (params.blocks == 1u) { return tileLists[listStart + n]; }
+  return jFirst + n;
+}
+
+// Vector e (row e / D4V) of the K or V tile that starts at key0, zero past the batch's Lk keys (or past the tile).
+fn kVector(kvBase: u32, key0: u32, e: u32, Lk: u32) -> Packed {
+  let key = key0 + e / D4V;
+  if (e >= TV || key >= Lk) { return Packed(); }
+  return k[params.kStart + kvBase + key * params.kvRow + e % D4V];
+}
+fn vVector(kvBase: u32, key0: u32, e: u32, Lk: u32) -> Packed {
+  let key = key0 + e / D4V;
+  if (e >= TV || key >= Lk) { return Packed(); }
+  return v[params.vStart + kvBase + key * params.kvRow + e % D4V];
+}
+
+// Where vector e of a K or V tile goes in KV (its first part).
+fn tileSlot(e: u32) -> u32 { return (e / D4V) * KS + 4u * (e % D4V); }
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) t: u32,
@@ -152,14 +179,14 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     let row = e / D4V;
     var x = vec4<f32>(0.0);
     if (i * BR + row < Lq) { x = unpack(q[qBase + (i * BR + row) * params.qRow + e % D4V]) * qScale; }
-    put4(row * KS + 4u * (e % D4V), x, 2u * KT);
+    put4(row * KS + 4u * (e % D4V), x, QL);
   }
   workgroupBarrier();
   var qh: array<L, DK_MAX>;
   var ql: array<L, DK_MAX>;
   for (var kk = 0u; kk < DK; kk++) {
     qh[kk] = subgroupMatrixLoad<L, row_major>(&KV, 16u * sg * KS + 16u * kk, KS);
-    if (PARTS == 2u) { ql[kk] = subgroupMatrixLoad<L, row_major>(&KV, 2u * KT + 16u * sg * KS + 16u * kk, KS); }
+    if (PARTS == 2u) { ql[kk] = subgroupMatrixLoad<L, row_major>(&KV, QL + 16u * sg * KS + 16u * kk, KS); }
   }
 
   // The tiles any row of this workgroup sees, as in attention-fp32: from the first key of its first row's band to
@@ -199,71 +226,79 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   let pBase = 16u * sg * PS + r * PS;   // row r of this subgroup's P̃ tiles
   var m = LOWEST;                       // the row's m_i (base 2): moves only past m_i + TAU
   var l = 0.0;                          // this invocation's half of the row's running sum
-  var o: array<A, DK_MAX>;              // the subgroup's 16 rows of O since the last flush, DK fragments across d
+  var o: array<A, DK_MAX>;              // the subgroup's 16 rows of O (since the last flush, with FLUSH > 0)
   for (var n = 0u; n < DK; n++) { o[n] = A(); }
-  var oRow: array<vec4<f32>, O4_MAX>;   // row r of O up to the last flush, vec4 columns colOf(x) (rounds of OW)
-  for (var x = 0u; x < D8; x++) { oRow[x] = vec4<f32>(0.0); }
+  var oRow: array<vec4<f32>, O4_MAX>;   // with FLUSH > 0, row r of O up to the last flush, vec4 columns as in the final write
+  if (FLUSH > 0u) { for (var x = 0u; x < D8; x++) { oRow[x] = vec4<f32>(0.0); } }
+
+  // The first tile's K into KV now. In the loop, V_j is read into registers before S_j is computed and written to KV
+  // after it, and K_(j+1) is read before the softmax and written after it: each read's latency hides behind other work.
+  var held: array<Packed, HOLD_MAX>;   // this invocation's vec4s of the V or K tile it is staging
+  workgroupBarrier();  // every subgroup has its Q fragments; KV takes the key tiles
+  if (nBegin < nEnd) {
+    let key0 = tileAt(nBegin, jFirst, listStart) * BC;
+    for (var e = t; e < TV; e += WG) { put4(tileSlot(e), unpack(kVector(kvBase, key0, e, Lk)), KT); }
+  }
 
   for (var step = nBegin; step < nEnd; step++) {
-    var j = jFirst + step;
-    if (params.blocks == 1u) { j = tileLists[listStart + step]; }
-    let key0 = j * BC;
-    workgroupBarrier();  // every subgroup is done with the previous K_j and V_j (and with Q_i's staging)
-    for (var e = t; e < BC * D4V; e += WG) {
-      let row = e / D4V;
-      var kx = vec4<f32>(0.0);
-      var vx = vec4<f32>(0.0);
-      if (key0 + row < Lk) {
-        let at = kvBase + (key0 + row) * params.kvRow + e % D4V;
-        kx = unpack(k[params.kStart + at]);
-        vx = unpack(v[params.vStart + at]);
-      }
-      put4(row * KS + 4u * (e % D4V), kx, KT);
-      put4(PARTS * KT + row * KS + 4u * (e % D4V), vx, KT);
-    }
-    workgroupBarrier();
+    let key0 = tileAt(step, jFirst, listStart) * BC;
+    workgroupBarrier();  // K_j is in KV; every subgroup is done with V_(j−1) and P̃_(j−1) (and with Q_i's staging)
 
-    // S = Q_i K_jᵀ for this subgroup's 16 rows (with PARTS = 2, the three products from the smallest up); the two key
-    // fragments' chains are interleaved so that each one's latency hides behind the other's.
-    var s0 = A();
-    var s1 = A();
+    // V_j read into the registers while S_j is computed.
+    for (var u = 0u; u < HOLD; u++) { held[u] = vVector(kvBase, key0, t + WG * u, Lk); }
+
+    // S = Q_i K_jᵀ for this subgroup's 16 rows (with PARTS = 2, the three products from the smallest up); the key
+    // fragments' chains are interleaved so that each one's latency hides behind the others'.
+    var s: array<A, NC_MAX>;
+    for (var c = 0u; c < NC; c++) { s[c] = A(); }
     for (var kk = 0u; kk < DK; kk++) {
-      let kh0 = subgroupMatrixLoad<R, col_major>(&KV, 16u * kk, KS);
-      let kh1 = subgroupMatrixLoad<R, col_major>(&KV, 16u * KS + 16u * kk, KS);
-      if (PARTS == 2u) {
-        let kl0 = subgroupMatrixLoad<R, col_major>(&KV, KT + 16u * kk, KS);
-        let kl1 = subgroupMatrixLoad<R, col_major>(&KV, KT + 16u * KS + 16u * kk, KS);
-        s0 = subgroupMatrixMultiplyAccumulate(ql[kk], kh0, s0);
-        s1 = subgroupMatrixMultiplyAccumulate(ql[kk], kh1, s1);
-        s0 = subgroupMatrixMultiplyAccumulate(qh[kk], kl0, s0);
-        s1 = subgroupMatrixMultiplyAccumulate(qh[kk], kl1, s1);
+      for (var c = 0u; c < NC; c++) {
+        let kh = subgroupMatrixLoad<R, col_major>(&KV, 16u * c * KS + 16u * kk, KS);
+        if (PARTS == 2u) {
+          let kl = subgroupMatrixLoad<R, col_major>(&KV, KT + 16u * c * KS + 16u * kk, KS);
+          s[c] = subgroupMatrixMultiplyAccumulate(ql[kk], kh, s[c]);
+          s[c] = subgroupMatrixMultiplyAccumulate(qh[kk], kl, s[c]);
+        }
+        s[c] = subgroupMatrixMultiplyAccumulate(qh[kk], kh, s[c]);
       }
-      s0 = subgroupMatrixMultiplyAccumulate(qh[kk], kh0, s0);
-      s1 = subgroupMatrixMultiplyAccumulate(qh[kk], kh1, s1);
     }
-    subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO, s0, SO);
-    subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u, s1, SO);
-    workgroupBarrier();  // S is in Sf
+    for (var c = 0u; c < NC; c++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * c, s[c], SO); }
 
-    // Online softmax of row r in f32, lazily, on the scores (scaled by scale·log2(e)): their maximum over both halves (one
-    // shuffle); m_i moves only when the row passes it by more than TAU, and then (past the range's first tile) O must be rescaled by α. Where a band edge,
-    // Lk or a mask crosses the tile, each score gets its exact test.
+    // V_j into KV (every subgroup is done with V_(j−1): the barrier at the top), the vectors past the registers read now.
+    for (var u = 0u; u < HOLD; u++) {
+      let e = t + WG * u;
+      if (e < TV) { put4(PARTS * KT + tileSlot(e), unpack(held[u]), KT); }
+    }
+    for (var e = t + WG * HOLD; e < TV; e += WG) { put4(PARTS * KT + tileSlot(e), unpack(vVector(kvBase, key0, e, Lk)), KT); }
+    workgroupBarrier();  // S is in Sf and V_j in KV; every subgroup is done with K_j
+
+    // K_(j+1) read into the registers while the softmax runs, written to KV after it.
+    let more = step + 1u < nEnd;
+    var nextKey0 = 0u;
+    if (more) {
+      nextKey0 = tileAt(step + 1u, jFirst, listStart) * BC;
+      for (var u = 0u; u < HOLD; u++) { held[u] = kVector(kvBase, nextKey0, t + WG * u, Lk); }
+    }
+
+    // Online softmax of row r in f32, lazily, on the scores (scaled by scale·log2(e)): their maximum over both halves
+    // (one shuffle); m_i moves only when the row passes it by more than TAU, and then (past the range's first tile) O
+    // must be rescaled by α. Where a band edge, Lk or a mask crosses the tile, each score gets its exact test.
     let checked = params.mask == 1u || (params.blocks == 1u && params.blockTiles == 0u) || key0 + BC > Lk ||
                   i32(key0) < allFirst || i32(key0 + BC - 1u) > allLast;
-    // The invocation's 16 keys are four vectors of four neighbouring keys, as rung 25 reads them: a quarter of the
+    // The invocation's BC / 2 keys are vectors of four neighbouring keys, as rung 25 reads them: a quarter of the
     // index arithmetic, and loads and stores the compiler can merge.
-    var sv: array<vec4<f32>, 4>;   // BC / 8
+    var sv: array<vec4<f32>, BC_MAX / 8u>;
     var mx = LOWEST;
     for (var x = 0u; x < BC / 8u; x++) {
       let col = 4u * (2u * ((x + rot) % (BC / 8u)) + h);
-      var s = sf4(sBase + col) * sScale;
+      var s4 = sf4(sBase + col) * sScale;
       if (checked) {
         let j = key0 + col;
-        s = vec4<f32>(maskedScore(s.x, bm, hq, rowQ, j, Lk), maskedScore(s.y, bm, hq, rowQ, j + 1u, Lk),
-                      maskedScore(s.z, bm, hq, rowQ, j + 2u, Lk), maskedScore(s.w, bm, hq, rowQ, j + 3u, Lk));
+        s4 = vec4<f32>(maskedScore(s4.x, bm, hq, rowQ, j, Lk), maskedScore(s4.y, bm, hq, rowQ, j + 1u, Lk),
+                       maskedScore(s4.z, bm, hq, rowQ, j + 2u, Lk), maskedScore(s4.w, bm, hq, rowQ, j + 3u, Lk));
       }
-      sv[x] = s;
-      mx = max(mx, max(max(s.x, s.y), max(s.z, s.w)));
+      sv[x] = s4;
+      mx = max(mx, max(max(s4.x, s4.y), max(s4.z, s4.w)));
     }
     mx = max(mx, subgroupShuffleXor(mx, 1u));
     var alpha = 1.0;
@@ -271,7 +306,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       alpha = exp2(m - mx);
       m = mx;
       l *= alpha;
-      if (step > nBegin) { shared4.z = step; }   // O holds earlier tiles: flush it, times α, before this one is added
+      if (step > nBegin) { shared4.z = step; }   // O holds earlier tiles: rescale it by α before this one is added
     }
     var sum = 0.0;
     for (var x = 0u; x < BC / 8u; x++) {
@@ -297,20 +332,43 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       }
     }
     l += sum;
-    // The P̃ tiles are in workgroup memory and every S tile is read (the barrier in the uniform load). Every FLUSH
-    // tiles, and whenever some row's m_i moved, oRow = α · (oRow + o) and o starts again from zero.
+    if (more) {
+      for (var u = 0u; u < HOLD; u++) {
+        let e = t + WG * u;
+        if (e < TV) { put4(tileSlot(e), unpack(held[u]), KT); }
+      }
+      for (var e = t + WG * HOLD; e < TV; e += WG) { put4(tileSlot(e), unpack(kVector(kvBase, nextKey0, e, Lk)), KT); }
+    }
+
+    // The P̃ tiles are in workgroup memory and every S tile is read (the barrier in the uniform load). Where some
+    // row's m_i moved, O is rescaled by α: with FLUSH = 0 in place, through the subgroup's Sf rows; with FLUSH > 0 by
+    // a flush, oRow = α · (oRow + o), as every FLUSH tiles, and o starts again from zero.
     let moved = workgroupUniformLoad(&shared4).z == step && step > nBegin;
-    if (moved || ((step - nBegin) % FLUSH == 0u && step > nBegin)) {
+    let flush = FLUSH > 0u && (moved || ((step - nBegin) % max(FLUSH, 1u) == 0u && step > nBegin));
+    if (moved || flush) {
       for (var n0 = 0u; n0 < DK; n0 += OW / 16u) {
         if (n0 > 0u) { workgroupBarrier(); }  // the last round is read
         for (var n = 0u; n < OW / 16u; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n0 + n], SO); }
         workgroupBarrier();
         for (var y = 0u; y < R8; y++) {
-          let x = n0 / (OW / 16u) * R8 + y;
-          oRow[x] = (oRow[x] + sf4(sBase + 4u * (2u * ((y + rot) % R8) + h))) * alpha;
+          let at = sBase + 4u * (2u * ((y + rot) % R8) + h);
+          if (FLUSH > 0u) {
+            let x = n0 / (OW / 16u) * R8 + y;
+            oRow[x] = (oRow[x] + sf4(at)) * alpha;
+          } else {
+            let scaled = sf4(at) * alpha;
+            Sf[at] = scaled.x;
+            Sf[at + 1u] = scaled.y;
+            Sf[at + 2u] = scaled.z;
+            Sf[at + 3u] = scaled.w;
+          }
+        }
+        if (FLUSH == 0u) {
+          workgroupBarrier();
+          for (var n = 0u; n < OW / 16u; n++) { o[n0 + n] = subgroupMatrixLoad<A, row_major>(&Sf, 16u * sg * SO + 16u * n, SO); }
         }
       }
-      for (var n = 0u; n < DK; n++) { o[n] = A(); }
+      if (FLUSH > 0u) { for (var n = 0u; n < DK; n++) { o[n] = A(); } }
     }
 
     // o += P̃ V_j (with PARTS = 2, the three products from the smallest up).
@@ -330,27 +388,36 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     }
   }
 
-  // The row's O = oRow + o, through the subgroup's Sf rows, and ℓ_i over both halves.
+  // The row's O (o, plus oRow with FLUSH > 0) through the subgroup's Sf rows, OW columns a round, and ℓ_i over both
+  // halves: O_i = O / ℓ_i (0 for a row that saw no key) and its log-sum-exp (−∞), or with several ranges this range's
+  // unnormalized O, m and ℓ for `combine`.
+  let lRow = l + subgroupShuffleXor(l, 1u);
+  let seen = m > LOWEST;
+  let part = (pair * params.splits + split) * Lq + rowQ;
   for (var n0 = 0u; n0 < DK; n0 += OW / 16u) {
     workgroupBarrier();  // every subgroup has read its last S tile, or the last round
     for (var n = 0u; n < OW / 16u; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n0 + n], SO); }
     workgroupBarrier();
-    for (var y = 0u; y < R8; y++) { oRow[n0 / (OW / 16u) * R8 + y] += sf4(sBase + 4u * (2u * ((y + rot) % R8) + h)); }
-  }
-  let lRow = l + subgroupShuffleXor(l, 1u);
-  if (rowQ >= Lq) { return; }
-  if (params.splits == 1u) {  // O_i = O / ℓ_i, or 0 for a row that saw no key; its log-sum-exp, or −∞
-    let seen = m > LOWEST;
-    for (var x = 0u; x < D8; x++) {
-      O[oBase + rowQ * params.oRow + colOf(x, rot, h)] = pack(select(vec4<f32>(0.0), oRow[x] / lRow, seen));
+    if (rowQ < Lq) {
+      for (var y = 0u; y < R8; y++) {
+        let turned = 2u * ((y + rot) % R8) + h;
+        var value = sf4(sBase + 4u * turned);
+        if (FLUSH > 0u) { value += oRow[n0 / (OW / 16u) * R8 + y]; }
+        let c4 = n0 * 4u + turned;   // the vec4 column of O
+        if (params.splits == 1u) {
+          O[oBase + rowQ * params.oRow + c4] = pack(select(vec4<f32>(0.0), value / lRow, seen));
+        } else {
+          Opart[part * D4V + c4] = value;
+        }
+      }
     }
-    if (params.writeLse == 1u && h == 0u) {
+  }
+  if (rowQ >= Lq || h != 0u) { return; }
+  if (params.splits == 1u) {
+    if (params.writeLse == 1u) {
       lse[pair * Lq + rowQ] = select(bitcast<f32>(params.minusInfinity), naturalLse(m + log2(lRow)), seen);
     }
-    return;
+  } else {
+    ML[part] = vec2<f32>(m, lRow);
   }
-  // This range's unnormalized O, m and ℓ of the row, for `combine`.
-  let part = (pair * params.splits + split) * Lq + rowQ;
-  if (h == 0u) { ML[part] = vec2<f32>(m, lRow); }
-  for (var x = 0u; x < D8; x++) { Opart[part * D4V + colOf(x, rot, h)] = oRow[x]; }
 }
