@@ -8,6 +8,7 @@ import { rowOffset, SdpaArgumentError, sdpaProblem, type GpuContext, type SdpaDi
 import { sdpaFloat16Plain, sdpaFloat32, sdpaOracle } from '@fa/reference';
 import { lengthsAfter, prepareCacheAppend } from './cache/append-cache.js';
 import { floatsToHalves, halvesToFloats } from './f16.js';
+import { evaluateMods } from './mods/mod-host.js';
 import type { TensorType } from './kernel-support.js';
 import { plannedOnly, prepareAttention, type AttentionPlan, type GpuKernelId } from './prepare.js';
 
@@ -180,6 +181,26 @@ export const GROUPS: { name: string; cases: Case[] }[] = [
     ],
   },
   {
+    // One pipeline set of its own (the functions are compiled into the kernel, with the pre-pass that lists tiles).
+    name: 'd = 16, score and mask functions',
+    cases: [
+      {
+        name: 'packed documents (a mask function over document ids) with a relative-position bias table, causal, softcap, sinks, GQA 2',
+        dims: { B: 2, Hq: 2, Hkv: 1, Lq: 40, Lk: 40, d: 16 },
+        options: {
+          causal: true,
+          softcap: 4,
+          sinks: Float32Array.of(0.5, -1),
+          scoreMod: 'fn score_mod(s: f32, b: u32, h: u32, q: u32, k: u32) -> f32 {\n  return s + bias[h * 41u + clamp(q - k, 0u, 40u)];\n}',
+          maskMod: 'fn mask_mod(b: u32, h: u32, q: u32, k: u32) -> bool {\n  return docs[b * 40u + q] == docs[b * 40u + k];\n}',
+          // Batch 0: documents of 7, 20 and 13 tokens; batch 1: one of 40. A bias per head and distance 0 … 40.
+          modBuffers: { docs: Int32Array.from({ length: 80 }, (_, t) => (t < 40 ? (t < 7 ? 0 : t < 27 ? 1 : 2) : 0)), bias: Float32Array.from(values(82, 13), (x) => x / 3) },
+        },
+        kernel: 'attention-fp32',
+      },
+    ],
+  },
+  {
     name: 'd = 64, block masks',
     cases: [
       {
@@ -248,15 +269,17 @@ export async function checkCase(gpu: GpuContext, c: Case, how: CheckOptions = {}
   const halves = dtype === 'f16' ? ([values32.q, values32.k, values32.v].map((x) => floatsToHalves(x)) as [Uint16Array, Uint16Array, Uint16Array]) : undefined;
   const [q, k, v] = halves ? (halves.map((x) => halvesToFloats(x)) as [Float32Array, Float32Array, Float32Array]) : [values32.q, values32.k, values32.v];
   const problem = plan?.problem ?? sdpaProblem(dims, options);
-  const exact = sdpaOracle(problem, q, k, v);
-  const plain = sdpaFloat32(problem, q, k, v);
+  // Score and mask functions are WGSL: their values for the references are evaluated on the GPU (evaluateMods).
+  const mods = problem.mods ? await evaluateMods(gpu, problem, q, k) : undefined;
+  const exact = sdpaOracle(problem, q, k, v, mods);
+  const plain = sdpaFloat32(problem, q, k, v, mods);
   const prepared = plan ? await prepareAttention(gpu, plan) : await prepareAttention(gpu, dims, { ...options, lse: true, dtype, ...(kernel ? { kernel } : {}) });
   try {
     const ran = halves ? await prepared.run(...halves) : await prepared.run(q, k, v);
     const out = halves ? halvesToFloats(ran.out as Uint16Array) : (ran.out as Float32Array);
     // f16: the plain f16 computation's output rounded to f16 as the kernel's is; at least one such rounding of the
     // largest output (2^-11 of it) is allowed, the error an f16 output can carry with nothing else wrong.
-    const plain16 = halves ? sdpaFloat16Plain(problem, q, k, v) : undefined;
+    const plain16 = halves ? sdpaFloat16Plain(problem, q, k, v, mods) : undefined;
     const plainOut = plain16 ? halvesToFloats(floatsToHalves(Float32Array.from(plain16.out))) : plain.out;
     const plainLse = plain16 ? plain16.lse : plain.lse;
     const outFloor = halves ? 2 ** -11 * maxAbs(exact.out, new Float64Array(exact.out.length)) : 1e-6;
