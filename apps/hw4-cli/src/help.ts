@@ -70,6 +70,9 @@ const COMMAND_DOCS: Record<string, Record<string, readonly [string, string]>> = 
     softcap: ['C', 'logit softcapping (Gemma 2): each score s = scale·q·k becomes C·tanh(s/C), before ALiBi and the masks; C > 0'],
     sinks: ['S.npy', 'attention sinks (gpt-oss): float32 [Hq], one logit per query head counted once in each row\'s softmax denominator'],
     'alibi-slopes': ['A.npy', 'ALiBi: float32 [Hq], one slope per query head; score (i, j) loses slope·|i + Lk − Lq − j|, after the softcap'],
+    'score-mod': ['F.wgsl', 'a score function: WGSL that defines fn score_mod(s: f32, b: u32, h: u32, q: u32, k: u32) -> f32, applied first (see below)'],
+    'mask-mod': ['F.wgsl', 'a mask function: WGSL that defines fn mask_mod(b: u32, h: u32, q: u32, k: u32) -> bool; false excludes key k from row q'],
+    'mod-buffer': ['NAME=F.npy', 'int32 or float32 of any shape, read by both functions as a flat array<i32> or array<f32> named NAME (repeatable)'],
     lse: ['FILE.npy', 'also write each row\'s log-sum-exp, float32 [B, Hq, Lq]'],
     list: ['', 'the implementations and whether each can run here (with --json: {"implementations": [{"id", "available", "reason"?}]})'],
     bench: ['', 'time model-shaped problems (GPT-2, Llama, Llama-3 GQA, BERT, chunked prefill, block-sparse) beside PyTorch'],
@@ -132,15 +135,22 @@ export const COMMANDS: Record<string, CommandHelp> = {
     usage:
       'hw4-cli sdpa Q.npy K.npy V.npy OUTPUT.npy [--causal] [--window L,R] [--mask M.npy] [--scale S] [--layout bhsd|bshd]\n' +
       '                    [--cache-lengths N,N,...] [--softcap C] [--sinks S.npy] [--alibi-slopes A.npy]\n' +
+      '                    [--score-mod F.wgsl] [--mask-mod F.wgsl] [--mod-buffer NAME=F.npy ...]\n' +
       '                    [--lse LSE.npy] [--impl ID] [--json] [-q]\n' +
       '       hw4-cli sdpa --list [--json]   |   hw4-cli sdpa --bench [--cases N,N,...] [--ort] [--out DIR]   |   hw4-cli sdpa --conformance [--impl IDS] [--dtype f32,f16]',
     about:
       'attention as models call it: q [B, Hq, Lq, d], k and v [B, Hkv, Lk, d] as NumPy .npy files (f32 or f16, C order;\n' +
       'float64 is converted to float32 with a note), Hq a multiple of Hkv (grouped heads). OUTPUT has q\'s shape and dtype.\n' +
       'A row that sees no key gives 0 (PyTorch gives NaN). Shapes that do not fit, a malformed file or NaN/Inf: exit 3.\n' +
-      'Scores in order: scale·q·k, --softcap, --alibi-slopes, the additive mask, the exclusions (bool mask, --causal,\n' +
-      '--window), then the softmax with each query head\'s --sinks logit in its denominator (a row that sees no key: 0,\n' +
-      'and its log-sum-exp is the sink). --sinks and --alibi-slopes that are not float32 [Hq] of finite values: exit 2.\n' +
+      'Scores in order: scale·q·k, --score-mod, --softcap, --alibi-slopes, the additive mask, the exclusions (bool mask,\n' +
+      '--causal, --window, --mask-mod), then the softmax with each query head\'s --sinks logit in its denominator (a row\n' +
+      'that sees no key: 0, and its log-sum-exp is the sink). --sinks and --alibi-slopes that are not float32 [Hq] of\n' +
+      'finite values: exit 2. Score and mask functions are WGSL compiled into the kernel (GPU only): b, h are the batch\n' +
+      'and query head, q, k the row\'s and the key\'s positions in their own sequences, from 0; s is scale·q·k, natural\n' +
+      'units; return a finite score, or -inf to exclude the key. Packed documents with doc_ids.npy (int32 [Lq]):\n' +
+      '  fn mask_mod(b: u32, h: u32, q: u32, k: u32) -> bool { return doc[q] == doc[k] && k <= q; }\n' +
+      '  hw4-cli sdpa Q.npy K.npy V.npy O.npy --mask-mod docs.wgsl --mod-buffer doc=doc_ids.npy\n' +
+      'A WGSL error is one line, FILE.wgsl:LINE:COL: message (exit 2).\n' +
       'Files: one of Q, K, V, --mask, --sinks and --alibi-slopes may be - (standard input); they are read one after the\n' +
       'other, in that order, and each (a file, a FIFO, a device) must hold exactly what its header says. OUTPUT or --lse\n' +
       'may be - (standard output), not both and not with --json. An output that is an input, or --lse that is OUTPUT, is\n' +
@@ -151,7 +161,8 @@ export const COMMANDS: Record<string, CommandHelp> = {
     exitCodes: `Exit codes
   0    success
   1    compute or GPU failure: a GPU error, or NaN/Inf in OUTPUT from finite inputs (a fault; nothing is written)
-  2    usage: bad flag or value, --cache-lengths, --sinks or --alibi-slopes that do not match the tensors, an
+  2    usage: bad flag or value, --cache-lengths, --sinks or --alibi-slopes that do not match the tensors, a WGSL
+       error in --score-mod or --mask-mod, a --mod-buffer not int32 or float32, functions without a GPU, an
        option of another mode (--dtype without --conformance), files with --list, - for two inputs, - with --json,
        an --impl that cannot run the problem here or whose float32 could overflow on these values (the default
        computes them in float64), --bench or --conformance without a GPU

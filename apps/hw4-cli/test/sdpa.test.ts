@@ -108,6 +108,26 @@ describe('hw4-cli sdpa', () => {
     expect(existsSync(never)).toBe(false);
   });
 
+  it('refuses --mod-buffer that is not NAME=FILE.npy, or without a function, and score and mask functions without a GPU, with one line and exit 2', () => {
+    const never = join(dir, 'never-mods.npy');
+    const wgsl = join(dir, 'none.wgsl');
+    writeFileSync(wgsl, 'fn mask_mod(b: u32, h: u32, q: u32, k: u32) -> bool { return true; }\n');
+    const keep = file('keep-none.npy', npy('<i4', [13], new Uint8Array(new Int32Array(13).buffer)));
+    const refused: [string[], RegExp][] = [
+      [['--mask-mod', wgsl, '--mod-buffer', 'keep'], /--mod-buffer keep is not NAME=FILE\.npy; give e\.g\. --mod-buffer doc=doc_ids\.npy/],
+      [['--mod-buffer', `keep=${keep}`], /--mod-buffer is given without --score-mod or --mask-mod/],
+      [['--mask-mod', wgsl, '--mod-buffer', `keep=${file('keep64.npy', npy('<f8', [13], new Float64Array(13)))}`], /--mod-buffer keep=.*keep64\.npy holds float64 values; give int32 or float32/],
+      [['--mask-mod', wgsl], /--score-mod and --mask-mod are WGSL, which runs on a GPU only/],
+    ];
+    for (const [args, message] of refused) {
+      const bad = cli(['sdpa', Q, K, V, never, ...args], NO_GPU);
+      expect(bad.code, bad.stderr).toBe(2);
+      expect(ownLines(bad.stderr), bad.stderr).toHaveLength(1);
+      expect(bad.stderr).toMatch(message);
+    }
+    expect(existsSync(never)).toBe(false);
+  });
+
   it('converts float64 tensors (NumPy\'s default) to float32 with a note, and writes float32', () => {
     const q64 = file('q64.npy', npy('<f8', [1, 4, 9, 16], Float64Array.from(q)));
     const out = join(dir, 'out64.npy');
@@ -176,5 +196,32 @@ describe.skipIf(noGpu !== undefined)(`hw4-cli sdpa on the GPU${noGpu ? ` (skippe
       expect((JSON.parse(run.stdout) as { impl: string }).impl).toBe(impl);
       expect(maxAbs(parseNpy(readFileSync(out)).data as Float32Array, exact.out)).toBeLessThan(1e-5);
     }
+  }, 600_000);
+
+  it('takes --score-mod, --mask-mod and --mod-buffer (the default kernel runs them), and reports a WGSL error at the file\'s line, exit 2', () => {
+    // score_mod halves every score (scale 1/8 instead of 1/4), mask_mod is the causal band (Lk − Lq = 4) and a key mask.
+    const scoreFile = join(dir, 'half.wgsl');
+    writeFileSync(scoreFile, 'fn score_mod(s: f32, b: u32, h: u32, q: u32, k: u32) -> f32 {\n  return s * half[0];\n}\n');
+    const maskFile = join(dir, 'band.wgsl');
+    writeFileSync(maskFile, 'fn mask_mod(b: u32, h: u32, q: u32, k: u32) -> bool {\n  return k <= q + 4u && keep[k] != 0;\n}\n');
+    const keep = Int32Array.from({ length: 13 }, (_, j) => (j % 4 === 1 ? 0 : 1));
+    const keepPath = file('keep.npy', npy('<i4', [13], new Uint8Array(keep.buffer)));
+    const halfPath = file('half.npy', encodeNpy([1], Float32Array.of(0.5)));
+    const out = join(dir, 'mods.npy');
+    const lse = join(dir, 'mods-lse.npy');
+    const run = cli(['sdpa', Q, K, V, out, '--score-mod', scoreFile, '--mask-mod', maskFile, '--mod-buffer', `half=${halfPath}`, '--mod-buffer', `keep=${keepPath}`, '--lse', lse, '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    expect((JSON.parse(run.stdout) as { impl: string }).impl).toBe('attention-fp32');
+    const exact = sdpaOracle(sdpaProblem(dims, { scale: 0.125, causal: true, mask: { kind: 'bool', data: Uint8Array.from(keep), shape: [13] } }), q, k, v);
+    expect(maxAbs(parseNpy(readFileSync(out)).data as Float32Array, exact.out)).toBeLessThan(1e-5);
+    expect(maxAbs(parseNpy(readFileSync(lse)).data as Float32Array, exact.lse)).toBeLessThan(1e-5);
+    const broken = join(dir, 'broken.wgsl');
+    writeFileSync(broken, 'fn score_mod(s: f32, b: u32, h: u32, q: u32, k: u32) -> f32 {\n  return s * halff[0];\n}\n');
+    const never = join(dir, 'never-broken.npy');
+    const bad = cli(['sdpa', Q, K, V, never, '--score-mod', broken, '--mod-buffer', `half=${halfPath}`]);
+    expect(bad.code, bad.stderr).toBe(2);
+    expect(ownLines(bad.stderr), bad.stderr).toHaveLength(1);
+    expect(bad.stderr).toMatch(/--score-mod .*broken\.wgsl:2:14: .*halff/);
+    expect(existsSync(never)).toBe(false);
   }, 600_000);
 });

@@ -10,7 +10,7 @@ export type SdpaMode = 'run' | 'list' | 'bench' | 'conformance';
 
 /** The options each mode reads (every mode takes --json and --quiet). */
 const MODE_OPTIONS: Record<SdpaMode, readonly string[]> = {
-  run: ['causal', 'window', 'mask', 'scale', 'layout', 'cache-lengths', 'softcap', 'sinks', 'alibi-slopes', 'impl', 'lse'],
+  run: ['causal', 'window', 'mask', 'scale', 'layout', 'cache-lengths', 'softcap', 'sinks', 'alibi-slopes', 'score-mod', 'mask-mod', 'mod-buffer', 'impl', 'lse'],
   list: [],
   bench: ['cases', 'python', 'no-torch', 'ort', 'out'],
   conformance: ['impl', 'dtype'],

@@ -19,6 +19,7 @@ import { EXIT, ExitError, UsageError } from '../exit-codes.js';
 import { whileOpening } from '../fifo-opens.js';
 import type { Reporter } from '../output.js';
 import { checkParentAlive } from '../parent-watch.js';
+import { modBufferOf, modFlags, modOptions } from './mod-options.js';
 import { inputName, readNpyInput } from './npy-input.js';
 import { checkCacheLengths, perHeadValues, runOptions } from './run-options.js';
 import { refuseOverlaps, type NamedPath } from './same-file.js';
@@ -36,6 +37,7 @@ export async function sdpaRun(values: Values, positionals: string[], out: Report
   const sinksPath = stringFlag(values, 'sinks');
   const slopesPath = stringFlag(values, 'alibi-slopes');
   const lsePath = stringFlag(values, 'lse');
+  const mods = modFlags(values);
   const inputs: NamedPath[] = [
     { role: 'Q', path: qPath },
     { role: 'K', path: kPath },
@@ -43,6 +45,7 @@ export async function sdpaRun(values: Values, positionals: string[], out: Report
     ...(maskPath === undefined ? [] : [{ role: 'the mask', path: maskPath }]),
     ...(sinksPath === undefined ? [] : [{ role: '--sinks', path: sinksPath }]),
     ...(slopesPath === undefined ? [] : [{ role: '--alibi-slopes', path: slopesPath }]),
+    ...mods.buffers.map(({ name, path }) => ({ role: `--mod-buffer ${name}`, path })),
   ];
   const outputs: NamedPath[] = [{ role: 'OUTPUT', path: outPath }, ...(lsePath === undefined ? [] : [{ role: '--lse', path: lsePath }])];
   refuseStdioMixes(inputs, outputs, out.json);
@@ -67,9 +70,12 @@ export async function sdpaRun(values: Values, positionals: string[], out: Report
     const slopesArray = arrays.get('--alibi-slopes');
     const sinks = sinksArray && sinksPath !== undefined ? perHeadValues(sinksArray, '--sinks', inputName('', sinksPath).trim(), dims, notes) : undefined;
     const alibiSlopes = slopesArray && slopesPath !== undefined ? perHeadValues(slopesArray, '--alibi-slopes', inputName('', slopesPath).trim(), dims, notes) : undefined;
+    const modBuffers = Object.fromEntries(mods.buffers.map(({ name, path }) => [name, modBufferOf(arrays.get(`--mod-buffer ${name}`) as NpyArray, name, path)]));
     const env: RunEnv = await makeEnv({ gpu: impl !== 'cpu-fp32', threads: 1 });
-    const full: SdpaOptions = { ...options, ...(mask ? { mask } : {}), ...(sinks ? { sinks } : {}), ...(alibiSlopes ? { alibiSlopes } : {}) };
     const dtype = q.data instanceof Uint16Array ? ('f16' as const) : ('f32' as const);
+    const gpuMissing = impl === 'cpu-fp32' ? 'it is --impl cpu-fp32' : (env.gpuUnavailableReason ?? 'no GPU');
+    const modded = await modOptions(mods, modBuffers, impl === 'cpu-fp32' ? undefined : env.gpu, gpuMissing, dtype);
+    const full: SdpaOptions = { ...options, ...(mask ? { mask } : {}), ...(sinks ? { sinks } : {}), ...(alibiSlopes ? { alibiSlopes } : {}), ...modded };
     const kernel = impl === undefined || impl === 'cpu-fp32' ? undefined : impl;
     const returnLse = lsePath !== undefined;
     // The problem validated and its kernel planned once, here: attention() then runs that plan as it is.
