@@ -23,7 +23,7 @@ const PREPARE_KEYS = ['lse', 'dtype', 'kernel', 'maxBindingBytes', 'tuning'] as 
 const ATTENTION_KEYS = ['gpu', 'returnLse', 'kernel', 'plan'] as const satisfies readonly (keyof AttentionOptions)[];
 /** The keys AttentionOptions takes beside a plan (which holds the rest). */
 const PLANNED_ATTENTION_KEYS = ['plan', 'gpu'] as const satisfies readonly (keyof AttentionOptions)[];
-const TUNING_KEYS = ['keysPerTile', 'targetWorkgroups', 'prefillSplits', 'matrixKeysPerTile', 'matrixSubgroups', 'matrixFlush'] as const satisfies readonly (keyof DecodeTuning)[];
+const TUNING_KEYS = ['keysPerTile', 'targetWorkgroups', 'prefillSplits', 'matrixKeysPerTile', 'matrixSubgroups', 'matrixFlush', 'matrixColumnsPerRound'] as const satisfies readonly (keyof DecodeTuning)[];
 const APPEND_KEYS = ['layout', 'dtype'] as const satisfies readonly (keyof CacheAppendOptions)[];
 
 const quoted = (names: readonly string[]): string => names.map((n) => `'${n}'`).join(', ');

@@ -130,7 +130,7 @@ function tuningFromEnvironment(): { tuning?: DecodeTuning } {
   const text = process.env.FA_SDPA_TUNING;
   if (text === undefined || text === '') return {};
   const parsed: unknown = JSON.parse(text);
-  const known = ['keysPerTile', 'targetWorkgroups', 'prefillSplits', 'matrixKeysPerTile', 'matrixSubgroups', 'matrixFlush'];
+  const known = ['keysPerTile', 'targetWorkgroups', 'prefillSplits', 'matrixKeysPerTile', 'matrixSubgroups', 'matrixFlush', 'matrixColumnsPerRound'];
   if (typeof parsed !== 'object' || parsed === null || Object.entries(parsed).some(([key, value]) => !known.includes(key) || !Number.isSafeInteger(value))) {
     throw new Error(`FA_SDPA_TUNING is ${text}; give a JSON object of integers with keys ${known.join(', ')}`);
   }

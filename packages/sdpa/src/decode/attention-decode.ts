@@ -64,6 +64,8 @@ export interface DecodeTuning {
   readonly matrixKeysPerTile?: number;
   /** attention-matrix's subgroups per workgroup (1, 2, 4 or 8), where their workgroup memory fits. */
   readonly matrixSubgroups?: number;
+  /** attention-matrix's OW: columns of O per round through the S tiles (a multiple of 16 dividing d). */
+  readonly matrixColumnsPerRound?: number;
   /** attention-matrix's FLUSH (0: O rescaled in place; else tiles between flushes to f32 registers). */
   readonly matrixFlush?: number;
 }

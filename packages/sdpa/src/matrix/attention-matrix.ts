@@ -51,7 +51,8 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   // more subgroups: on the H100, 2.2× faster for f16 and 3.0× for f32 at Llama's d = 128, 1.2-1.4× slower at GPT-2's
   // and BERT's d = 64 (docs/sdpa.md).
   const narrow = d % BC === 0 ? Math.min(BC, d) : 16;
-  const OW = subgroups(narrow) > subgroups(d) ? narrow : d;
+  const OW = tuning?.matrixColumnsPerRound ?? (PARTS === 1 || subgroups(narrow) > subgroups(d) ? narrow : d);
+  if (d % OW !== 0 || OW % 16 !== 0) return `tuning.matrixColumnsPerRound is ${OW}; give a multiple of 16 that divides d`;
   const NSG = subgroups(OW);
   if (bytes(NSG, OW) > limit) return `d = ${d} needs ${bytes(NSG, OW)} bytes of workgroup memory, over this GPU's ${limit}`;
   const BR = 16 * NSG;

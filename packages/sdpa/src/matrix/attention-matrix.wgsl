@@ -72,18 +72,16 @@ override HOLD: u32 = min(HOLD_MAX, (TV + WG - 1u) / WG);  // of those, held in r
 // chooses; rung 25's page has why narrow tiles pay).
 override OW: u32 = D;
 override R8: u32 = OW / 8u;          // vec4 columns of O per invocation in one round
-override SO: u32 = max(BC, OW) + 8u;  // row stride of a subgroup's S tile, and of O when it passes through (f32)
+override SO: u32 = max(BC, OW) + 4u;  // row stride of a subgroup's S tile, and of O when it passes through (f32)
 override PS: u32 = BC + 8u;           // row stride of the P̃ tiles (f16)
-// The low part of P̃; when PARTS = 1 a stand-in of one fragment's extent (16 rows of PS), which the load that never runs
-// still needs to pass validation.
-override PL: u32 = max(16u * PS, (PARTS - 1u) * BR * PS);
+override PL: u32 = BR * PS;          // where P̃'s low parts start in P (PARTS = 2)
 
 // Every workgroup variable is a multiple of 16 bytes: the matrix loads and stores need their arrays 16-byte aligned.
 var<workgroup> KV: array<f16, max(2u * PARTS * KT, PARTS * QL)>;  // K_j's parts, then V_j's, BC rows of KS each
                                                                   // (first Q_i's parts)
 var<workgroup> Sf: array<f32, BR * SO>;          // per subgroup: its S tile, or O when it passes through (16 rows)
-var<workgroup> Ph: array<f16, BR * PS>;          // per subgroup: P̃ (its high part when PARTS = 2)
-var<workgroup> Pl: array<f16, PL>;               // per subgroup: P̃'s low part
+var<workgroup> P: array<f16, PARTS * PL>;        // per subgroup: P̃ (with PARTS = 2 its high part, then from PL its
+                                                 // low part)
 var<workgroup> shared4: vec4<u32>;               // x, y: the tile list's start and count; z: the step at which some
                                                  // row's m_i last moved; w: the batch's cache length
 
@@ -127,7 +125,6 @@ fn maskedScore(s: f32, b: u32, hq: u32, i: u32, j: u32, Lk: u32) -> f32 {
 
 // Four consecutive f32 of Sf.
 fn sf4(at: u32) -> vec4<f32> { return vec4<f32>(Sf[at], Sf[at + 1u], Sf[at + 2u], Sf[at + 3u]); }
-
 
 // Tile n of the range's list: the n-th from jFirst, or the host's list's n-th under a block mask.
 fn tileAt(n: u32, jFirst: u32, listStart: u32) -> u32 {
@@ -316,19 +313,19 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       if (PARTS == 2u) {
         let ph = hi(p);
         let pl = p - ph;
-        Ph[at] = f16(ph.x);
-        Ph[at + 1u] = f16(ph.y);
-        Ph[at + 2u] = f16(ph.z);
-        Ph[at + 3u] = f16(ph.w);
-        Pl[at] = f16(pl.x);
-        Pl[at + 1u] = f16(pl.y);
-        Pl[at + 2u] = f16(pl.z);
-        Pl[at + 3u] = f16(pl.w);
+        P[at] = f16(ph.x);
+        P[at + 1u] = f16(ph.y);
+        P[at + 2u] = f16(ph.z);
+        P[at + 3u] = f16(ph.w);
+        P[PL + at] = f16(pl.x);
+        P[PL + at + 1u] = f16(pl.y);
+        P[PL + at + 2u] = f16(pl.z);
+        P[PL + at + 3u] = f16(pl.w);
       } else {
-        Ph[at] = f16(p.x);
-        Ph[at + 1u] = f16(p.y);
-        Ph[at + 2u] = f16(p.z);
-        Ph[at + 3u] = f16(p.w);
+        P[at] = f16(p.x);
+        P[at + 1u] = f16(p.y);
+        P[at + 2u] = f16(p.z);
+        P[at + 3u] = f16(p.w);
       }
     }
     l += sum;
@@ -373,9 +370,9 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
 
     // o += P̃ V_j (with PARTS = 2, the three products from the smallest up).
     for (var c = 0u; c < NC; c++) {
-      let ph = subgroupMatrixLoad<L, row_major>(&Ph, 16u * sg * PS + 16u * c, PS);
+      let ph = subgroupMatrixLoad<L, row_major>(&P, 16u * sg * PS + 16u * c, PS);
       var pl = ph;
-      if (PARTS == 2u) { pl = subgroupMatrixLoad<L, row_major>(&Pl, 16u * sg * PS + 16u * c, PS); }
+      if (PARTS == 2u) { pl = subgroupMatrixLoad<L, row_major>(&P, PL + 16u * sg * PS + 16u * c, PS); }
       for (var n = 0u; n < DK; n++) {
         let vh = subgroupMatrixLoad<R, row_major>(&KV, PARTS * KT + 16u * c * KS + 16u * n, KS);
         if (PARTS == 2u) {
