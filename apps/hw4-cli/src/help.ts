@@ -60,7 +60,7 @@ const COMMAND_DOCS: Record<string, Record<string, readonly [string, string]>> = 
     out: ['DIR', 'where <adapter>-<study>.json, .md and .svg go (default docs/scaling)'],
   },
   sdpa: {
-    impl: ['ID', 'attention-fp32, attention-matrix or attention-decode (GPU kernels) or cpu-fp32 (default: attention-decode for up to 16 query rows per head, attention-fp32 otherwise; cpu-fp32 without a GPU); with --conformance: GPU kernels, comma-separated'],
+    impl: ['ID', 'attention-fp32, attention-matrix or attention-decode (GPU kernels) or cpu-fp32 (default: attention-decode for up to 16 query rows per head; otherwise attention-matrix for f16 tensors where the GPU has subgroup matrices and the kernel takes the options, else attention-fp32; cpu-fp32 without a GPU); with --conformance: GPU kernels, comma-separated'],
     causal: ['', 'causal mask aligned bottom-right: query i sees key j iff j ≤ i + Lk − Lq (PyTorch\'s is_causal when Lq = Lk)'],
     window: ['L,R', 'sliding window: keys from i + Lk − Lq − L to i + Lk − Lq + R; −1 for unbounded (FlashAttention-2\'s window_size)'],
     mask: ['FILE.npy', 'bool (true = takes part) or float (added to the scores), broadcast to [B, Hq, Lq, Lk] as PyTorch broadcasts'],

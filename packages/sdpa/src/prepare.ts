@@ -37,14 +37,19 @@ export interface AttentionBuffers {
 export interface PrepareOptions extends SdpaOptions {
   /** Also compute each row's log-sum-exp. */
   readonly lse?: boolean;
-  /** The tensors' element type: 'f32' (default) or 'f16' (f16 pairs read as u32s and unpacked, so no shader-f16 is needed; computed in float32). */
+  /**
+   * The tensors' element type: 'f32' (default) or 'f16' (f16 pairs read as u32s and unpacked, so no shader-f16 is
+   * needed; computed in float32 by attention-fp32 and attention-decode, on the matrix units by attention-matrix).
+   */
   readonly dtype?: TensorType;
   /**
    * The kernel: 'attention-decode' (the query heads of a KV group together, keys split over workgroups),
    * 'attention-matrix' (tiles of query rows on the matrix units: f16 products for f16 tensors; for f32 tensors high and
    * low f16 parts, fp32-grade for values within f16's range, ±65504) or 'attention-fp32' (tiles of query rows, float32
-   * arithmetic). By default: the decode kernel for Lq ≤ DECODE_MAX_LQ where it runs, otherwise attention-fp32, which
-   * was faster than attention-matrix on every model case of the bench, f16 tensors included (docs/sdpa.md).
+   * arithmetic). By default: the decode kernel for Lq ≤ DECODE_MAX_LQ where it runs; otherwise, for f16 tensors,
+   * attention-matrix where the GPU has subgroup matrices and the kernel takes the problem (f16 products summed in
+   * float32, within 2× the error of a plain f16 computation, as PyTorch's fp16 kernels; 1.5-2.1× faster than
+   * attention-fp32 on the bench's f16 model cases, docs/sdpa.md), else attention-fp32 (for f32 tensors always).
    */
   readonly kernel?: GpuKernelId;
   /**
@@ -102,9 +107,10 @@ function chooseKernelPlan(problem: SdpaProblem, gpu: GpuContext, options: Planne
     if (typeof plan !== 'string') return { kernel: 'attention-decode', kernelPlan: plan };
     if (wanted === 'attention-decode') return plan;
   }
-  if (wanted === 'attention-matrix') {
+  if (wanted === 'attention-matrix' || (wanted === undefined && dtype === 'f16')) {
     const plan = matrixPlan(problem, gpu, lse, dtype, options.tuning);
-    return typeof plan === 'string' ? plan : { kernel: plan.id, kernelPlan: plan };
+    if (typeof plan !== 'string') return { kernel: plan.id, kernelPlan: plan };
+    if (wanted === 'attention-matrix') return plan;
   }
   const plan = fp32Plan(problem, gpu, lse, dtype);
   return typeof plan === 'string' ? plan : { kernel: plan.id, kernelPlan: plan };
@@ -142,8 +148,8 @@ function checkedProblem(gpu: unknown, dims: SdpaDims, options: unknown): SdpaPro
  * Validates the problem once (the GPU, the dimensions and every option, each refused in one SdpaArgumentError line)
  * and chooses the kernel and its plan for it on `gpu`, compiling nothing: the plan, which `prepareAttention(gpu, plan)`
  * compiles and `attention(q, k, v, { plan })` runs without validating or choosing again; or the reason no kernel can
- * run this problem here (the kernel named in `options`, or by default the decode kernel where it runs and
- * attention-fp32 otherwise).
+ * run this problem here (the kernel named in `options`, or by default the decode kernel where it runs, then for f16
+ * tensors attention-matrix where it runs, and attention-fp32 otherwise).
  */
 export function planAttention(gpu: GpuContext, dims: SdpaDims, options: PrepareOptions = {}): AttentionPlan | string {
   return planProblem(gpu, checkedProblem(gpu, dims, options), options);

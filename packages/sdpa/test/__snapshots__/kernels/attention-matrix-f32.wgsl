@@ -89,18 +89,16 @@ override HOLD: u32 = min(HOLD_MAX, (TV + WG - 1u) / WG);  // of those, held in r
 // chooses; rung 25's page has why narrow tiles pay).
 override OW: u32 = D;
 override R8: u32 = OW / 8u;          // vec4 columns of O per invocation in one round
-override SO: u32 = max(BC, OW) + 8u;  // row stride of a subgroup's S tile, and of O when it passes through (f32)
-const PS: u32 = BC + 8u;             // row stride of the P̃ tiles (f16)
-// The low part of P̃; when PARTS = 1 a stand-in of one fragment's extent (16 rows of PS), which the load that never runs
-// still needs to pass validation.
-override PL: u32 = max(16u * PS, (PARTS - 1u) * BR * PS);
+override SO: u32 = max(BC, OW) + 4u;  // row stride of a subgroup's S tile, and of O when it passes through (f32)
+override PS: u32 = BC + 8u;           // row stride of the P̃ tiles (f16)
+override PL: u32 = BR * PS;          // where P̃'s low parts start in P (PARTS = 2)
 
 // Every workgroup variable is a multiple of 16 bytes: the matrix loads and stores need their arrays 16-byte aligned.
 var<workgroup> KV: array<f16, max(2u * PARTS * KT, PARTS * QL)>;  // K_j's parts, then V_j's, BC rows of KS each
                                                                   // (first Q_i's parts)
 var<workgroup> Sf: array<f32, BR * SO>;          // per subgroup: its S tile, or O when it passes through (16 rows)
-var<workgroup> Ph: array<f16, BR * PS>;          // per subgroup: P̃ (its high part when PARTS = 2)
-var<workgroup> Pl: array<f16, PL>;               // per subgroup: P̃'s low part
+var<workgroup> P: array<f16, PARTS * PL>;        // per subgroup: P̃ (with PARTS = 2 its high part, then from PL its
+                                                 // low part)
 var<workgroup> shared4: vec4<u32>;               // x, y: the tile list's start and count; z: the step at which some
                                                  // row's m_i last moved; w: the batch's cache length
 
@@ -144,7 +142,6 @@ fn maskedScore(s: f32, b: u32, hq: u32, i: u32, j: u32, Lk: u32) -> f32 {
 
 // Four consecutive f32 of Sf.
 fn sf4(at: u32) -> vec4<f32> { return vec4<f32>(Sf[at], Sf[at + 1u], Sf[at + 2u], Sf[at + 3u]); }
-
 
 // Tile n of the range's list: the n-th from jFirst, or the host's list's n-th under a block mask.
 fn tileAt(n: u32, jFirst: u32, listStart: u32) -> u32 {
@@ -248,25 +245,21 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   var oRow: array<vec4<f32>, O4_MAX>;   // with FLUSH > 0, row r of O up to the last flush, vec4 columns as in the final write
   if (FLUSH > 0u) { for (var x = 0u; x < D8; x++) { oRow[x] = vec4<f32>(0.0); } }
 
-  // The first tile's K into KV now, its V into registers; in the loop, V_j goes from the registers into KV while S_j
-  // is computed, and K_(j+1) is read into them while the softmax runs: each read's latency hides behind other work.
-  var held: array<Packed, HOLD_MAX>;   // this invocation's vec4s of the next K or V tile
+  // The first tile's K into KV now. In the loop, V_j is read into registers before S_j is computed and written to KV
+  // after it, and K_(j+1) is read before the softmax and written after it: each read's latency hides behind other work.
+  var held: array<Packed, HOLD_MAX>;   // this invocation's vec4s of the V or K tile it is staging
+  workgroupBarrier();  // every subgroup has its Q fragments; KV takes the key tiles
   if (nBegin < nEnd) {
     let key0 = tileAt(nBegin, jFirst, listStart) * BC;
     for (var e = t; e < TV; e += WG) { put4(tileSlot(e), unpack(kVector(kvBase, key0, e, Lk)), KT); }
-    for (var u = 0u; u < HOLD; u++) { held[u] = vVector(kvBase, key0, t + WG * u, Lk); }
   }
 
   for (var step = nBegin; step < nEnd; step++) {
     let key0 = tileAt(step, jFirst, listStart) * BC;
     workgroupBarrier();  // K_j is in KV; every subgroup is done with V_(j−1) and P̃_(j−1) (and with Q_i's staging)
 
-    // V_j into KV from the registers (and the vectors past them, read now).
-    for (var u = 0u; u < HOLD; u++) {
-      let e = t + WG * u;
-      if (e < TV) { put4(PARTS * KT + tileSlot(e), unpack(held[u]), KT); }
-    }
-    for (var e = t + WG * HOLD; e < TV; e += WG) { put4(PARTS * KT + tileSlot(e), unpack(vVector(kvBase, key0, e, Lk)), KT); }
+    // V_j read into the registers while S_j is computed.
+    for (var u = 0u; u < HOLD; u++) { held[u] = vVector(kvBase, key0, t + WG * u, Lk); }
 
     // S = Q_i K_jᵀ for this subgroup's 16 rows (with PARTS = 2, the three products from the smallest up); the key
     // fragments' chains are interleaved so that each one's latency hides behind the others'.
@@ -284,6 +277,13 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       }
     }
     for (var c = 0u; c < NC; c++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * c, s[c], SO); }
+
+    // V_j into KV (every subgroup is done with V_(j−1): the barrier at the top), the vectors past the registers read now.
+    for (var u = 0u; u < HOLD; u++) {
+      let e = t + WG * u;
+      if (e < TV) { put4(PARTS * KT + tileSlot(e), unpack(held[u]), KT); }
+    }
+    for (var e = t + WG * HOLD; e < TV; e += WG) { put4(PARTS * KT + tileSlot(e), unpack(vVector(kvBase, key0, e, Lk)), KT); }
     workgroupBarrier();  // S is in Sf and V_j in KV; every subgroup is done with K_j
 
     // K_(j+1) read into the registers while the softmax runs, written to KV after it.
@@ -330,19 +330,19 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       if (PARTS == 2u) {
         let ph = hi(p);
         let pl = p - ph;
-        Ph[at] = f16(ph.x);
-        Ph[at + 1u] = f16(ph.y);
-        Ph[at + 2u] = f16(ph.z);
-        Ph[at + 3u] = f16(ph.w);
-        Pl[at] = f16(pl.x);
-        Pl[at + 1u] = f16(pl.y);
-        Pl[at + 2u] = f16(pl.z);
-        Pl[at + 3u] = f16(pl.w);
+        P[at] = f16(ph.x);
+        P[at + 1u] = f16(ph.y);
+        P[at + 2u] = f16(ph.z);
+        P[at + 3u] = f16(ph.w);
+        P[PL + at] = f16(pl.x);
+        P[PL + at + 1u] = f16(pl.y);
+        P[PL + at + 2u] = f16(pl.z);
+        P[PL + at + 3u] = f16(pl.w);
       } else {
-        Ph[at] = f16(p.x);
-        Ph[at + 1u] = f16(p.y);
-        Ph[at + 2u] = f16(p.z);
-        Ph[at + 3u] = f16(p.w);
+        P[at] = f16(p.x);
+        P[at + 1u] = f16(p.y);
+        P[at + 2u] = f16(p.z);
+        P[at + 3u] = f16(p.w);
       }
     }
     l += sum;
@@ -387,9 +387,9 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
 
     // o += P̃ V_j (with PARTS = 2, the three products from the smallest up).
     for (var c = 0u; c < NC; c++) {
-      let ph = subgroupMatrixLoad<L, row_major>(&Ph, 16u * sg * PS + 16u * c, PS);
+      let ph = subgroupMatrixLoad<L, row_major>(&P, 16u * sg * PS + 16u * c, PS);
       var pl = ph;
-      if (PARTS == 2u) { pl = subgroupMatrixLoad<L, row_major>(&Pl, 16u * sg * PS + 16u * c, PS); }
+      if (PARTS == 2u) { pl = subgroupMatrixLoad<L, row_major>(&P, PL + 16u * sg * PS + 16u * c, PS); }
       for (var n = 0u; n < DK; n++) {
         let vh = subgroupMatrixLoad<R, row_major>(&KV, PARTS * KT + 16u * c * KS + 16u * n, KS);
         if (PARTS == 2u) {

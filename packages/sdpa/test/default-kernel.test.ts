@@ -1,0 +1,45 @@
+/**
+ * The kernel a problem gets by default on an adapter with f16 subgroup matrices (described without a GPU, as the
+ * kernel snapshots' is): attention-matrix for f16 tensors where it takes the problem, attention-fp32 for f32 tensors
+ * and for what attention-matrix declines, the decode kernel for a few query rows.
+ */
+import { describe, expect, it } from 'vitest';
+import { SUBGROUP_MATRIX_FEATURE, type GpuContext, type SdpaDims } from '@fa/core';
+import { planAttention, type PrepareOptions } from '../src/prepare.js';
+
+const H100_LIKE = {
+  device: { features: new Set(['subgroups', 'shader-f16', 'timestamp-query', SUBGROUP_MATRIX_FEATURE]) },
+  adapter: { info: { subgroupMatrixConfigs: [{ componentType: 'f16', resultComponentType: 'f32', M: 16, N: 16, K: 16 }] } },
+  report: {
+    subgroupMinSize: 32,
+    subgroupMaxSize: 32,
+    limits: { maxComputeWorkgroupStorageSize: 49152, maxStorageBufferBindingSize: 2147483644, maxBufferSize: 2 ** 40 },
+  },
+} as unknown as GpuContext;
+/** The same adapter without subgroup matrices. */
+const NO_MATRICES = { ...H100_LIKE, device: { features: new Set(['subgroups', 'shader-f16', 'timestamp-query']) } } as unknown as GpuContext;
+
+const LLAMA: SdpaDims = { B: 1, Hq: 32, Hkv: 8, Lq: 4096, Lk: 4096, d: 128 };
+
+function kernelFor(gpu: GpuContext, dims: SdpaDims, options: PrepareOptions): string {
+  const plan = planAttention(gpu, dims, options);
+  if (typeof plan === 'string') throw new Error(plan);
+  return plan.kernel;
+}
+
+describe('the default kernel', () => {
+  it('is attention-matrix for f16 tensors on an adapter with subgroup matrices', () => {
+    expect(kernelFor(H100_LIKE, LLAMA, { dtype: 'f16', causal: true })).toBe('attention-matrix');
+  });
+  it('is attention-fp32 for f32 tensors, and for f16 tensors without subgroup matrices', () => {
+    expect(kernelFor(H100_LIKE, LLAMA, { causal: true })).toBe('attention-fp32');
+    expect(kernelFor(NO_MATRICES, LLAMA, { dtype: 'f16', causal: true })).toBe('attention-fp32');
+  });
+  it('is attention-fp32 for f16 tensors where attention-matrix declines (softcap, d not a multiple of 16)', () => {
+    expect(kernelFor(H100_LIKE, LLAMA, { dtype: 'f16', causal: true, softcap: 30 })).toBe('attention-fp32');
+    expect(kernelFor(H100_LIKE, { ...LLAMA, d: 72 }, { dtype: 'f16' })).toBe('attention-fp32');
+  });
+  it('is the decode kernel for one query row of f16 tensors', () => {
+    expect(kernelFor(H100_LIKE, { ...LLAMA, Lq: 1, Lk: 32768 }, { dtype: 'f16' })).toBe('attention-decode');
+  });
+});
