@@ -24,7 +24,8 @@ const MATRIX_MAX_HEAD_SIZE = 128;
 
 /**
  * The kernel's plan for `problem`, or why it cannot run it. f16 tensors take one f16 part per operand (nothing is lost
- * in the conversion); f32 tensors take two (high and low, three products each: fp32-grade, as rung 17).
+ * in the conversion); f32 tensors take two (high and low, three products each: fp32-grade, as rung 17). `tuning` sets
+ * sizes instead of the plan's own, for experiments (the bench's FA_SDPA_TUNING).
  */
 export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dtype: TensorType, tuning?: DecodeTuning): TiledPlan | string {
   const { d } = problem.dims;
@@ -47,9 +48,9 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
     while (NSG > 1 && bytes(NSG, OW) > limit) NSG /= 2;
     return NSG;
   };
-  // S tiles d columns wide (O flushed through them in one round), unless tiles MATRIX_BC wide (O in d / OW rounds) fit
-  // more subgroups: on the H100, 2.2× faster for f16 and 3.0× for f32 at Llama's d = 128, 1.2-1.4× slower at GPT-2's
-  // and BERT's d = 64 (docs/sdpa.md).
+  // S tiles BC columns wide (O through them in d / OW rounds) with one part: at d = 64 that is 23.0 KiB of workgroup
+  // memory, and BERT's f16 batch ran 0.627 → 0.549 ms on the H100 with it. With two parts, tiles d columns wide (O in
+  // one round) unless narrow ones fit more subgroups (3.0× faster at Llama's d = 128 with f32 tensors; docs/sdpa.md).
   const narrow = d % BC === 0 ? Math.min(BC, d) : 16;
   const OW = tuning?.matrixColumnsPerRound ?? (PARTS === 1 || subgroups(narrow) > subgroups(d) ? narrow : d);
   if (d % OW !== 0 || OW % 16 !== 0) return `tuning.matrixColumnsPerRound is ${OW}; give a multiple of 16 that divides d`;

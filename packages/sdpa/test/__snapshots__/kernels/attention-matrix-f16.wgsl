@@ -33,12 +33,18 @@
 //   host's tile lists under a block mask, and one range of them when the keys are split (merged by `combine`).
 // - Where a band edge, Lk or a mask crosses a tile, each score of the softmax gets its exact test (maskedScore); a row
 //   that sees no key gets O = 0 and log-sum-exp −∞.
-// - Each invocation pair keeps its row of O as vec4 columns, so that O is written four elements at a time (Packed).
 // - With one part, Q is staged unscaled and S is multiplied by scale·log2(e) in f32, so f16 tensors stay exact.
-// Taken from rung 25 f16-resident since: the softmax reads S and writes P̃ four neighbouring keys at a time, and where
-// that fits more subgroups each subgroup's S tile is BC columns wide, O passing through it OW columns at a time.
-// Why it should be fast: the products run on the matrix units (16·16·16 multiply-adds per instruction) and the f16
-// tensors are read once, at half the bytes of f32; the loop is rung 24's (its measurements: docs/rungs/24-resident-o.md).
+// Taken from rung 25 f16-resident since (docs/sdpa.md has each change's measurements):
+// - the softmax reads S and writes P̃ four neighbouring keys at a time;
+// - each subgroup's S tile is BC columns wide (always with one part; with two where that fits more subgroups), O
+//   passing through it OW columns at a time, and the workgroup's memory kept small (23.0 KiB at d = 64 with one part);
+// - the tile schedule: V_j is read into registers before S_j is computed and staged after it, K_(j+1) read before the
+//   softmax and staged after it, so that each read's latency hides behind other work;
+// - with one part (FLUSH = 0), O stays in the matrix units for the whole key loop and is rescaled in place (through
+//   the subgroup's S rows) only when some row's m_i moves; with two, it is added to f32 registers every FLUSH tiles,
+//   so that the fp32-grade sum leaves the matrix units' accumulation as rung 24's did.
+// Why it is fast: the products run on the matrix units (16·16·16 multiply-adds per instruction) and the f16 tensors
+// are read once, at half the bytes of f32.
 
 enable f16;
 enable subgroups;
