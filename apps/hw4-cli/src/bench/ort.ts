@@ -45,6 +45,7 @@ export function onnxProblem(dims: SdpaDims, options: SdpaOptions, dtype: 'f32' |
   if (Lq !== Lk) return 'Lq ≠ Lk needs a KV cache in ONNX Runtime; not timed';
   const masked = options.mask !== undefined || options.blockMask !== undefined || options.window !== undefined || options.cacheLengths !== undefined;
   if (masked) return 'masks, windows and cache lengths are not among its attention operators here';
+  if (options.scoreMod !== undefined || options.maskMod !== undefined) return 'score and mask functions are not among its attention operators';
   if (options.scale !== undefined) return 'a custom scale is not timed';
   const problem = { B, Hq, Hkv, L: Lq, d, causal: options.causal === true, dtype };
   return onnxUnsupported(problem) ?? problem;

@@ -16,6 +16,13 @@ import { median } from './measure.js';
 
 export interface SdpaBenchCase {
   readonly name: string;
+  /** Packed documents of equal length, each causal within itself (options.maskMod says so to our kernel): PyTorch's masks. */
+  readonly documents?: number;
+  /**
+   * The same attention in built-in options, for the float64 rows that check our output, where `options` has score or
+   * mask functions (which the oracle takes only as values evaluated over every score, too many here).
+   */
+  readonly reference?: SdpaOptions;
   readonly dims: SdpaDims;
   readonly options: SdpaOptions;
   /** The tensors' type in memory (float32 arithmetic either way); default f32. */
@@ -41,6 +48,25 @@ function halfTheBlocks(blocks: number, seed: number): Uint8Array {
   });
   for (let r = 0; r < blocks; r++) flags[r * blocks + r] = 1;
   return flags;
+}
+
+/** A mask function: key k is visible from query q in the same packed document (buffer `doc`), causally. */
+const DOCUMENT_MASK = 'fn mask_mod(b: u32, h: u32, q: u32, k: u32) -> bool { return doc[q] == doc[k] && k <= q; }';
+/** The causal mask written as a mask function. */
+const CAUSAL_MASK = 'fn mask_mod(b: u32, h: u32, q: u32, k: u32) -> bool { return k <= q; }';
+
+/** `count` packed documents of equal length in L tokens, causal within each, on a 1×12×L×64 prefill (FlexAttention's example). */
+function documentsCase(count: number, L: number): SdpaBenchCase {
+  const doc = Int32Array.from({ length: L }, (_, i) => Math.floor((i * count) / L));
+  const visible = new Uint8Array(L * L);
+  for (let i = 0; i < L; i++) for (let j = 0; j <= i; j++) visible[i * L + j] = doc[i] === doc[j] ? 1 : 0;
+  return {
+    name: `${count} packed documents in ${L} tokens, causal within each (mask function), 1×12×${L}×64`,
+    dims: { B: 1, Hq: 12, Hkv: 12, Lq: L, Lk: L, d: 64 },
+    options: { maskMod: DOCUMENT_MASK, modBuffers: { doc } },
+    documents: count,
+    reference: { mask: { kind: 'bool', data: visible, shape: [L, L] } },
+  };
 }
 
 /** The model-shaped prefill cases (f32 tensors). */
@@ -85,6 +111,11 @@ export const SDPA_BENCH_CASES: readonly SdpaBenchCase[] = [
       return { ...c, name: `${dtype === 'f16' ? 'f16: ' : ''}${c.name}, on attention-matrix`, dtype, kernel: 'attention-matrix' as const };
     }),
   ),
+  // Score and mask functions (attention-fp32): a document mask over packed sequences and the causal mask written as a
+  // mask function, beside the built-in causal option on the same shape.
+  { name: 'causal, 1×12×4096×64', dims: { B: 1, Hq: 12, Hkv: 12, Lq: 4096, Lk: 4096, d: 64 }, options: { causal: true } },
+  { name: 'causal as a mask function, 1×12×4096×64', dims: { B: 1, Hq: 12, Hkv: 12, Lq: 4096, Lk: 4096, d: 64 }, options: { maskMod: CAUSAL_MASK }, documents: 1, reference: { causal: true } },
+  documentsCase(8, 4096),
 ];
 
 /** Bytes of K and V one call reads at least (each element once). */
@@ -143,7 +174,7 @@ const LEAD_MS = 20;
 /** Times one case on our kernel; its error on `samples` rows first. */
 export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number, perRound: number, samples = 8): Promise<Omit<SdpaBenchRow, 'torch'>> {
   const { B, Hq, Hkv, Lq, Lk, d } = c.dims;
-  const problem = sdpaProblem(c.dims, c.options);
+  const problem = sdpaProblem(c.dims, c.reference ?? c.options);
   // A tensor as stored (f16 bits for f16 cases) and as the float64 rows see it (the same values).
   const tensor = (count: number, seed: number): { stored: Float32Array | Uint16Array; exact: Float32Array } => {
     const x = values(count, seed);
@@ -254,6 +285,11 @@ for c in cases:
             elif c.get('causal'):
                 kw['attn_mask'] = torch.ones(Lq, Lk, dtype=torch.bool, device='cuda').tril(Lk - Lq)
                 keep = lambda b, h, i, j: j <= i + (Lk - Lq)
+            if c.get('documents') is not None:
+                # Packed documents of equal length, causal within each: an explicit mask for SDPA, a mask function for Flex.
+                doc = torch.arange(Lq, device='cuda') * c['documents'] // Lq
+                kw['attn_mask'] = (doc[:, None] == doc[None, :]) & torch.ones(Lq, Lk, dtype=torch.bool, device='cuda').tril()
+                keep = lambda b, h, i, j: (doc[i] == doc[j]) & (j <= i)
             if c.get('blocks') is not None:
                 bm = c['blocks']
                 flags = torch.tensor(bm['data'], dtype=torch.bool, device='cuda').reshape(bm['shape'])
@@ -291,6 +327,7 @@ export function timeTorchCases(python: string, cases: readonly SdpaBenchCase[]):
     dims: c.dims,
     causal: c.options.causal === true,
     blocks: c.options.blockMask ? { rows: c.options.blockMask.rows, keys: c.options.blockMask.keys, data: [...c.options.blockMask.data], shape: c.options.blockMask.shape } : null,
+    documents: c.documents ?? null,
   }));
   const run = spawnSync(python, ['-c', TORCH_SCRIPT, JSON.stringify(described)], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
   if (run.status !== 0) return `PyTorch failed: ${run.stderr.trim().split('\n').pop() ?? `exit ${run.status}`}`;
