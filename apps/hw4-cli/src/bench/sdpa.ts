@@ -20,9 +20,10 @@ export interface SdpaBenchCase {
   readonly documents?: number;
   /**
    * The same attention in built-in options, for the float64 rows that check our output, where `options` has score or
-   * mask functions (which the oracle takes only as values evaluated over every score, too many here).
+   * mask functions (which the oracle takes only as values evaluated over every score, too many here); made when the
+   * case runs, not when the module loads.
    */
-  readonly reference?: SdpaOptions;
+  readonly reference?: () => SdpaOptions;
   readonly dims: SdpaDims;
   readonly options: SdpaOptions;
   /** The tensors' type in memory (float32 arithmetic either way); default f32. */
@@ -58,14 +59,17 @@ const CAUSAL_MASK = 'fn mask_mod(b: u32, h: u32, q: u32, k: u32) -> bool { retur
 /** `count` packed documents of equal length in L tokens, causal within each, on a 1×12×L×64 prefill (FlexAttention's example). */
 function documentsCase(count: number, L: number): SdpaBenchCase {
   const doc = Int32Array.from({ length: L }, (_, i) => Math.floor((i * count) / L));
-  const visible = new Uint8Array(L * L);
-  for (let i = 0; i < L; i++) for (let j = 0; j <= i; j++) visible[i * L + j] = doc[i] === doc[j] ? 1 : 0;
+  const visible = (): Uint8Array => {
+    const flags = new Uint8Array(L * L);
+    for (let i = 0; i < L; i++) for (let j = 0; j <= i; j++) flags[i * L + j] = doc[i] === doc[j] ? 1 : 0;
+    return flags;
+  };
   return {
     name: `${count} packed documents in ${L} tokens, causal within each (mask function), 1×12×${L}×64`,
     dims: { B: 1, Hq: 12, Hkv: 12, Lq: L, Lk: L, d: 64 },
     options: { maskMod: DOCUMENT_MASK, modBuffers: { doc } },
     documents: count,
-    reference: { mask: { kind: 'bool', data: visible, shape: [L, L] } },
+    reference: () => ({ mask: { kind: 'bool', data: visible(), shape: [L, L] } }),
   };
 }
 
@@ -114,7 +118,7 @@ export const SDPA_BENCH_CASES: readonly SdpaBenchCase[] = [
   // Score and mask functions (attention-fp32): a document mask over packed sequences and the causal mask written as a
   // mask function, beside the built-in causal option on the same shape.
   { name: 'causal, 1×12×4096×64', dims: { B: 1, Hq: 12, Hkv: 12, Lq: 4096, Lk: 4096, d: 64 }, options: { causal: true } },
-  { name: 'causal as a mask function, 1×12×4096×64', dims: { B: 1, Hq: 12, Hkv: 12, Lq: 4096, Lk: 4096, d: 64 }, options: { maskMod: CAUSAL_MASK }, documents: 1, reference: { causal: true } },
+  { name: 'causal as a mask function, 1×12×4096×64', dims: { B: 1, Hq: 12, Hkv: 12, Lq: 4096, Lk: 4096, d: 64 }, options: { maskMod: CAUSAL_MASK }, documents: 1, reference: () => ({ causal: true }) },
   documentsCase(8, 4096),
 ];
 
@@ -174,7 +178,7 @@ const LEAD_MS = 20;
 /** Times one case on our kernel; its error on `samples` rows first. */
 export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number, perRound: number, samples = 8): Promise<Omit<SdpaBenchRow, 'torch'>> {
   const { B, Hq, Hkv, Lq, Lk, d } = c.dims;
-  const problem = sdpaProblem(c.dims, c.reference ?? c.options);
+  const problem = sdpaProblem(c.dims, c.reference?.() ?? c.options);
   // A tensor as stored (f16 bits for f16 cases) and as the float64 rows see it (the same values).
   const tensor = (count: number, seed: number): { stored: Float32Array | Uint16Array; exact: Float32Array } => {
     const x = values(count, seed);
