@@ -22,7 +22,7 @@
  * score_mod(f32(s)) before the softcap, and mask_mod = false excludes the key; each computation refuses a problem
  * with functions but no values in one line.
  */
-import { alibiDistance, bandOf, kvHeadOf, maskTerm, rowOffset, SdpaArgumentError, type SdpaProblem } from '@fa/core';
+import { alibiDistance, bandOf, kvHeadOf, maskTerm, rowOffset, SdpaArgumentError, valueHeadSize, type SdpaProblem } from '@fa/core';
 import { heldScore, modIndex, modValuesFor, type ModValues } from './sdpa-mods.js';
 
 const f = Math.fround;
@@ -30,7 +30,7 @@ const f = Math.fround;
 /** Throws a one-line SdpaArgumentError unless q, k and v hold the values the problem's dimensions need. */
 function checkLengths(problem: SdpaProblem, q: ArrayLike<number>, k: ArrayLike<number>, v: ArrayLike<number>): void {
   const { B, Hq, Hkv, Lq, Lk, d } = problem.dims;
-  const want = { q: B * Hq * Lq * d, k: B * Hkv * Lk * d, v: B * Hkv * Lk * d };
+  const want = { q: B * Hq * Lq * d, k: B * Hkv * Lk * d, v: B * Hkv * Lk * valueHeadSize(problem.dims) };
   for (const [name, values] of [['q', q], ['k', k], ['v', v]] as const) {
     if (values.length !== want[name]) throw new SdpaArgumentError(`${name} holds ${values.length} values but the problem needs ${want[name]}`);
   }
@@ -41,27 +41,39 @@ const hasMasks = (problem: SdpaProblem): boolean => problem.mask !== undefined |
 
 /** Where one (b, h, i) row of q and O starts, and where its KV head's keys and values start. */
 interface RowPlace {
-  /** Offset of q_i (and O_i, L_i's row in the same layout). */
+  /** Offset of q_i. */
   readonly q: number;
-  /** Offset of k_0 / v_0 of the row's KV head. */
+  /** Offset of O_i (rows of dv values, in q's layout). */
+  readonly o: number;
+  /** Offset of k_0 of the row's KV head. */
   readonly kv0: number;
   /** Distance between consecutive keys of that head. */
   readonly kvStride: number;
+  /** Offset of v_0 of the row's KV head (rows of dv values). */
+  readonly v0: number;
+  /** Distance between consecutive value rows of that head. */
+  readonly vStride: number;
 }
 
 function rowPlace(problem: SdpaProblem, b: number, h: number, i: number): RowPlace {
   const { Hq, Hkv, Lq, Lk, d } = problem.dims;
+  const dv = valueHeadSize(problem.dims);
   const kvHead = kvHeadOf(problem.dims, h);
   const kv0 = rowOffset(problem.layout, Hkv, Lk, d, b, kvHead, 0);
   const kvStride = Lk > 1 ? rowOffset(problem.layout, Hkv, Lk, d, b, kvHead, 1) - kv0 : d;
-  return { q: rowOffset(problem.layout, Hq, Lq, d, b, h, i), kv0, kvStride };
+  const v0 = rowOffset(problem.layout, Hkv, Lk, dv, b, kvHead, 0);
+  const vStride = Lk > 1 ? rowOffset(problem.layout, Hkv, Lk, dv, b, kvHead, 1) - v0 : dv;
+  return { q: rowOffset(problem.layout, Hq, Lq, d, b, h, i), o: rowOffset(problem.layout, Hq, Lq, dv, b, h, i), kv0, kvStride, v0, vStride };
 }
+
+/** Values of the output: B·Hq·Lq rows of dv. */
+const outputLength = (problem: SdpaProblem): number => problem.dims.B * problem.dims.Hq * problem.dims.Lq * valueHeadSize(problem.dims);
 
 /** Index of L_i for (b, h, i): the log-sum-exps are [B, Hq, Lq] in either layout. */
 const lseIndex = (problem: SdpaProblem, b: number, h: number, i: number): number => (b * problem.dims.Hq + h) * problem.dims.Lq + i;
 
 /**
- * The float64 oracle. Output in q's layout ([B, Hq, Lq, d] for 'bhsd', [B, Lq, Hq, d] for 'bshd'); log-sum-exps
+ * The float64 oracle. Output in q's layout ([B, Hq, Lq, dv] for 'bhsd', [B, Lq, Hq, dv] for 'bshd'); log-sum-exps
  * [B, Hq, Lq] in natural log.
  */
 export function sdpaOracle(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array, mods?: ModValues): { out: Float64Array; lse: Float64Array } {
@@ -76,14 +88,14 @@ export function* sdpaOracleSteps(problem: SdpaProblem, q: Float32Array, k: Float
   checkLengths(problem, q, k, v);
   const values = modValuesFor(problem, mods);
   const { B, Hq, Lq, Lk } = problem.dims;
-  const out = new Float64Array(q.length);
+  const out = new Float64Array(outputLength(problem));
   const lse = new Float64Array(B * Hq * Lq);
   const S = new Float64Array(Lk);
   for (let b = 0; b < B; b++) {
     for (let h = 0; h < Hq; h++) {
       for (let i = 0; i < Lq; i++) {
         yield;
-        lse[lseIndex(problem, b, h, i)] = oracleRow(problem, q, k, v, b, h, i, S, out, rowPlace(problem, b, h, i).q, values);
+        lse[lseIndex(problem, b, h, i)] = oracleRow(problem, q, k, v, b, h, i, S, out, rowPlace(problem, b, h, i).o, values);
       }
     }
   }
@@ -91,12 +103,12 @@ export function* sdpaOracleSteps(problem: SdpaProblem, q: Float32Array, k: Float
 }
 
 /**
- * Row (b, h, i) of the oracle alone, O_i as d values: for checking a few rows of a problem too large for the whole
+ * Row (b, h, i) of the oracle alone, O_i as dv values: for checking a few rows of a problem too large for the whole
  * oracle.
  */
 export function sdpaOracleRow(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array, b: number, h: number, i: number, mods?: ModValues): Float64Array {
   checkLengths(problem, q, k, v);
-  const out = new Float64Array(problem.dims.d);
+  const out = new Float64Array(valueHeadSize(problem.dims));
   oracleRow(problem, q, k, v, b, h, i, new Float64Array(problem.dims.Lk), out, 0, modValuesFor(problem, mods));
   return out;
 }
@@ -104,6 +116,7 @@ export function sdpaOracleRow(problem: SdpaProblem, q: Float32Array, k: Float32A
 /** One row O_i of the oracle, written into `out` from `at`; returns L_i. */
 function oracleRow(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Float32Array, b: number, h: number, i: number, S: Float64Array, out: Float64Array, at: number, mods?: ModValues): number {
   const { Lk, d } = problem.dims;
+  const dv = valueHeadSize(problem.dims);
   const place = rowPlace(problem, b, h, i);
 
   const { softcap } = problem;
@@ -129,7 +142,7 @@ function oracleRow(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Fl
     S[j] = s + term;
     if ((S[j] as number) > m) m = S[j] as number;
   }
-  for (let x = 0; x < d; x++) out[at + x] = 0;
+  for (let x = 0; x < dv; x++) out[at + x] = 0;
   // No key visible: O_i = 0, L_i = −∞, or log e^{sink_h} = sink_h with a sink.
   if (m === Number.NEGATIVE_INFINITY) return sink ?? Number.NEGATIVE_INFINITY;
   if (sink !== undefined) m = Math.max(m, sink);
@@ -146,8 +159,8 @@ function oracleRow(problem: SdpaProblem, q: Float32Array, k: Float32Array, v: Fl
   for (let j = 0; j < Lk; j++) {
     const p = (S[j] as number) / l;
     if (p === 0) continue;
-    const vj = place.kv0 + j * place.kvStride;
-    for (let x = 0; x < d; x++) out[at + x] = (out[at + x] as number) + p * (v[vj + x] as number);
+    const vj = place.v0 + j * place.vStride;
+    for (let x = 0; x < dv; x++) out[at + x] = (out[at + x] as number) + p * (v[vj + x] as number);
   }
   return m + Math.log(l);
 }
@@ -159,9 +172,9 @@ function dotF32(q: Float32Array, qi: number, k: Float32Array, kj: number, d: num
   return s;
 }
 
-/** O += p·v_j in float32. */
-function addScaledF32(O: Float32Array, p: number, v: Float32Array, vj: number, d: number): void {
-  for (let x = 0; x < d; x++) O[x] = f((O[x] as number) + f(p * (v[vj + x] as number)));
+/** O += p·v_j in float32 (dv values). */
+function addScaledF32(O: Float32Array, p: number, v: Float32Array, vj: number, dv: number): void {
+  for (let x = 0; x < dv; x++) O[x] = f((O[x] as number) + f(p * (v[vj + x] as number)));
 }
 
 /**
@@ -183,18 +196,19 @@ export function* sdpaFloat32Steps(problem: SdpaProblem, q: Float32Array, k: Floa
   checkLengths(problem, q, k, v);
   const values = modValuesFor(problem, mods);
   const { B, Hq, Lq, Lk, d } = problem.dims;
-  const out = new Float32Array(q.length);
+  const dv = valueHeadSize(problem.dims);
+  const out = new Float32Array(outputLength(problem));
   const lse = new Float32Array(B * Hq * Lq);
   const scale = f(problem.scale);
   const cap = problem.softcap === undefined ? undefined : f(problem.softcap);
   const masked = hasMasks(problem);
   const S = new Float32Array(Lk);
-  const Oi = new Float32Array(d);
+  const Oi = new Float32Array(dv);
   for (let b = 0; b < B; b++) {
     for (let h = 0; h < Hq; h++) {
       for (let i = 0; i < Lq; i++) {
         yield;
-        const { q: qi, kv0, kvStride } = rowPlace(problem, b, h, i);
+        const { q: qi, o: oi, kv0, kvStride, v0, vStride } = rowPlace(problem, b, h, i);
         const { first, last } = bandOf(problem, b, i);
         const slope = problem.alibiSlopes?.[h];
         const sink = problem.sinks?.[h];
@@ -217,7 +231,7 @@ export function* sdpaFloat32Steps(problem: SdpaProblem, q: Float32Array, k: Floa
         }
         const at = lseIndex(problem, b, h, i);
         if (m === Number.NEGATIVE_INFINITY) {
-          out.fill(0, qi, qi + d); // no key visible
+          out.fill(0, oi, oi + dv); // no key visible
           lse[at] = sink ?? Number.NEGATIVE_INFINITY; // log e^{sink_h} with a sink
           continue;
         }
@@ -236,9 +250,9 @@ export function* sdpaFloat32Steps(problem: SdpaProblem, q: Float32Array, k: Floa
         Oi.fill(0);
         for (let j = first; j <= last; j++) {
           const p = S[j] as number;
-          if (p !== 0) addScaledF32(Oi, p, v, kv0 + j * kvStride, d);
+          if (p !== 0) addScaledF32(Oi, p, v, v0 + j * vStride, dv);
         }
-        for (let x = 0; x < d; x++) out[qi + x] = f((Oi[x] as number) / l);
+        for (let x = 0; x < dv; x++) out[oi + x] = f((Oi[x] as number) / l);
         lse[at] = f(m + f(Math.log(l)));
       }
     }
@@ -266,18 +280,19 @@ export function sdpaFloat16Plain(problem: SdpaProblem, q: Float32Array, k: Float
   checkLengths(problem, q, k, v);
   const values = modValuesFor(problem, mods);
   const { B, Hq, Lq, Lk, d } = problem.dims;
+  const dv = valueHeadSize(problem.dims);
   const scale2 = problem.scale * Math.LOG2E;
   const { softcap } = problem;
   const q16 = Float64Array.from(q, (x) => roundF16(f(x * scale2)));
   const k16 = Float64Array.from(k, roundF16);
   const v16 = Float64Array.from(v, roundF16);
-  const out = new Float64Array(q.length);
+  const out = new Float64Array(outputLength(problem));
   const lse = new Float64Array(B * Hq * Lq).fill(Number.NEGATIVE_INFINITY);
   const S = new Float64Array(Lk);
   for (let b = 0; b < B; b++) {
     for (let h = 0; h < Hq; h++) {
       for (let i = 0; i < Lq; i++) {
-        const { q: qi, kv0, kvStride } = rowPlace(problem, b, h, i);
+        const { q: qi, o: oi, kv0, kvStride, v0, vStride } = rowPlace(problem, b, h, i);
         const slope = problem.alibiSlopes?.[h];
         const sink = problem.sinks?.[h];
 
@@ -314,11 +329,11 @@ export function sdpaFloat16Plain(problem: SdpaProblem, q: Float32Array, k: Float
           if (p === 0) continue;
           l += p;
           const p16 = roundF16(p);
-          const vj = kv0 + j * kvStride;
-          for (let x = 0; x < d; x++) out[qi + x] = (out[qi + x] as number) + p16 * (v16[vj + x] as number);
+          const vj = v0 + j * vStride;
+          for (let x = 0; x < dv; x++) out[oi + x] = (out[oi + x] as number) + p16 * (v16[vj + x] as number);
         }
         if (sink2 !== undefined) l += 2 ** (sink2 - m);
-        for (let x = 0; x < d; x++) out[qi + x] = (out[qi + x] as number) / l;
+        for (let x = 0; x < dv; x++) out[oi + x] = (out[oi + x] as number) / l;
         lse[at] = (m + Math.log2(l)) * Math.LN2;
       }
     }

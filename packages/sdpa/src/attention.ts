@@ -8,7 +8,7 @@
  * and the kernel planned once (`planProblem`), and that plan is what gets prepared; a caller that planned already
  * (`planAttention`, to ask first whether the GPU runs the problem) hands its plan in with `{ plan }`.
  */
-import { sdpaProblem, SdpaArgumentError, type GpuContext, type SdpaDims, type SdpaLayout, type SdpaOptions, type SdpaProblem } from '@fa/core';
+import { sdpaProblem, SdpaArgumentError, valueHeadSize, type GpuContext, type SdpaDims, type SdpaLayout, type SdpaOptions, type SdpaProblem } from '@fa/core';
 import { sdpaFloat32Async, type ModValues } from '@fa/reference';
 import { attentionKernel } from './fp32/attention-fp32.js';
 import { evaluateMods } from './mods/mod-host.js';
@@ -40,7 +40,7 @@ export interface AttentionOptions extends SdpaOptions {
 }
 
 export interface AttentionResult {
-  /** Shaped and typed as q. */
+  /** Typed as q, shaped as q with V's head size last: [B, Hq, Lq, dv] ('bhsd') or [B, Lq, Hq, dv] ('bshd'). */
   readonly out: SdpaTensor;
   readonly lse?: Float32Array;
   /**
@@ -52,7 +52,10 @@ export interface AttentionResult {
   readonly note?: string;
 }
 
-/** The dimensions q, k and v describe in `layout`; a one-line SdpaArgumentError when they disagree. */
+/**
+ * The dimensions q, k and v describe in `layout` (dv from v's last dimension, where it differs from d); a one-line
+ * SdpaArgumentError when they disagree.
+ */
 export function dimsOf(q: SdpaTensor, k: SdpaTensor, v: SdpaTensor, layout: SdpaLayout = 'bhsd'): SdpaDims {
   for (const [name, t] of [['q', q], ['k', k], ['v', v]] as const) {
     if (t.shape.length !== 4) throw new SdpaArgumentError(`${name} has ${t.shape.length} dimensions; give 4 (${layout === 'bhsd' ? 'B, H, L, d' : 'B, L, H, d'})`);
@@ -65,11 +68,19 @@ export function dimsOf(q: SdpaTensor, k: SdpaTensor, v: SdpaTensor, layout: Sdpa
   const [Hkv, Lk] = layout === 'bhsd' ? [ka, kb] : [kb, ka];
   if (kB !== B) throw new SdpaArgumentError(`q has batch ${B} but k has ${kB}; give the same batch`);
   if (kd !== d) throw new SdpaArgumentError(`q has head size ${d} but k has ${kd}; give the same head size`);
-  if (v.shape.join() !== k.shape.join()) throw new SdpaArgumentError(`v has shape [${v.shape.join(', ')}] but k has [${k.shape.join(', ')}]; give v the shape of k`);
+  const dv = v.shape[3] as number;
+  if (v.shape.slice(0, 3).join() !== k.shape.slice(0, 3).join()) {
+    throw new SdpaArgumentError(`v has shape [${v.shape.join(', ')}] but k has [${k.shape.join(', ')}]; give v the shape of k but for its last dimension (V's head size)`);
+  }
   if (q.data.constructor !== k.data.constructor || q.data.constructor !== v.data.constructor) {
     throw new SdpaArgumentError('q, k and v have different types; give all three as Float32Array, or all three as f16 bits in a Uint16Array');
   }
-  return { B, Hq, Hkv, Lq, Lk, d };
+  return { B, Hq, Hkv, Lq, Lk, d, ...(dv !== d ? { dv } : {}) };
+}
+
+/** The output's shape: q's, with V's head size last. */
+function outputShape(q: SdpaTensor, problem: SdpaProblem): number[] {
+  return [...q.shape.slice(0, 3), valueHeadSize(problem.dims)];
 }
 
 const asFloats = (data: Float32Array | Uint16Array): Float32Array => (data instanceof Uint16Array ? halvesToFloats(data) : data);
@@ -93,7 +104,7 @@ export async function attention(q: SdpaTensor, k: SdpaTensor, v: SdpaTensor, opt
     if (typeof plan !== 'string') return runPlan(q, k, v, plan);
     note = `the GPU kernel cannot run this problem here (${plan}); computed on the CPU`;
   }
-  const overflow = float32OverflowReason('cpu-fp32', tensorRange(q.data, k.data, v.data, dims.d), problem, f16 ? 'f16' : 'f32');
+  const overflow = float32OverflowReason('cpu-fp32', tensorRange(q.data, k.data, v.data, dims.d, valueHeadSize(dims)), problem, f16 ? 'f16' : 'f32');
   if (overflow !== undefined) {
     if (options.kernel !== undefined) throw new SdpaOverflowError('cpu-fp32', overflow);
     const declined = note === undefined ? '' : `${note.replace(/; computed on the CPU$/, '')}, and `;
@@ -101,7 +112,7 @@ export async function attention(q: SdpaTensor, k: SdpaTensor, v: SdpaTensor, opt
   }
   const mods = await modValues(options.gpu, problem, q, k);
   const { out, lse } = await sdpaFloat32Async(problem, asFloats(q.data), asFloats(k.data), asFloats(v.data), mods);
-  return { out: { data: f16 ? floatsToHalves(out) : out, shape: [...q.shape] }, ...(withLse ? { lse } : {}), impl: 'cpu-fp32', ...(note ? { note } : {}) };
+  return { out: { data: f16 ? floatsToHalves(out) : out, shape: outputShape(q, problem) }, ...(withLse ? { lse } : {}), impl: 'cpu-fp32', ...(note ? { note } : {}) };
 }
 
 /** attention() with a plan from planAttention: the tensors checked against it, then run on its GPU. */
@@ -112,8 +123,9 @@ async function attentionPlanned(q: SdpaTensor, k: SdpaTensor, v: SdpaTensor, opt
   const { problem } = plan;
   const dims = dimsOf(q, k, v, problem.layout);
   const planned = problem.dims;
-  if ((Object.keys(planned) as (keyof SdpaDims)[]).some((name) => dims[name] !== planned[name])) {
-    const shown = (d: SdpaDims): string => `B ${d.B}, Hq ${d.Hq}, Hkv ${d.Hkv}, Lq ${d.Lq}, Lk ${d.Lk}, d ${d.d}`;
+  const names = new Set([...Object.keys(planned), ...Object.keys(dims)] as (keyof SdpaDims)[]);
+  if ([...names].some((name) => dims[name] !== planned[name])) {
+    const shown = (d: SdpaDims): string => `B ${d.B}, Hq ${d.Hq}, Hkv ${d.Hkv}, Lq ${d.Lq}, Lk ${d.Lk}, d ${d.d}${d.dv !== undefined ? `, dv ${d.dv}` : ''}`;
     throw new SdpaArgumentError(`the tensors are ${shown(dims)} (${problem.layout}) but the plan is for ${shown(planned)}; plan these tensors' dimensions`);
   }
   const dtype = q.data instanceof Uint16Array ? 'f16' : 'f32';
@@ -126,7 +138,7 @@ async function runPlan(q: SdpaTensor, k: SdpaTensor, v: SdpaTensor, plan: Attent
   const prepared = await prepareAttention(plan.gpu, plan);
   try {
     const { out, lse } = await prepared.run(q.data, k.data, v.data);
-    return { out: { data: out, shape: [...q.shape] }, ...(lse ? { lse } : {}), impl: prepared.impl };
+    return { out: { data: out, shape: outputShape(q, plan.problem) }, ...(lse ? { lse } : {}), impl: prepared.impl };
   } catch (error) {
     // Values on which the kernel's float32 could overflow (run checks them first): float64, unless it was named.
     if (!(error instanceof SdpaOverflowError) || plan.options.kernel !== undefined) throw error;
@@ -149,5 +161,5 @@ async function modValues(gpu: GpuContext | undefined, problem: SdpaProblem, q: S
 /** The float64 oracle's result, for values on which float32 could overflow (float32-range.ts). */
 async function inFloat64(problem: SdpaProblem, q: SdpaTensor, k: SdpaTensor, v: SdpaTensor, withLse: boolean, why: string, gpu: GpuContext | undefined): Promise<AttentionResult> {
   const { out, lse } = await float64Attention(problem, q.data, k.data, v.data, withLse, await modValues(gpu, problem, q, k));
-  return { out: { data: out, shape: [...q.shape] }, ...(lse ? { lse } : {}), impl: 'cpu-fp64', note: why };
+  return { out: { data: out, shape: outputShape(q, problem) }, ...(lse ? { lse } : {}), impl: 'cpu-fp64', note: why };
 }

@@ -4,7 +4,7 @@
  * it has) run them. They are grouped so that they share few pipelines: each distinct set of kernel constants is one
  * compile, minutes on a software GPU with a cold shader cache.
  */
-import { rowOffset, SdpaArgumentError, sdpaProblem, type GpuContext, type SdpaDims, type SdpaOptions } from '@fa/core';
+import { rowOffset, SdpaArgumentError, sdpaProblem, valueHeadSize, type GpuContext, type SdpaDims, type SdpaOptions } from '@fa/core';
 import { sdpaFloat16Plain, sdpaFloat32, sdpaOracle } from '@fa/reference';
 import { lengthsAfter, prepareCacheAppend } from './cache/append-cache.js';
 import { floatsToHalves, halvesToFloats } from './f16.js';
@@ -21,8 +21,10 @@ export function values(count: number, seed: number, range = 3): Float32Array {
   });
 }
 
-export function tensors({ B, Hq, Hkv, Lq, Lk, d }: SdpaDims, seed: number): { q: Float32Array; k: Float32Array; v: Float32Array } {
-  return { q: values(B * Hq * Lq * d, seed), k: values(B * Hkv * Lk * d, seed + 1), v: values(B * Hkv * Lk * d, seed + 2) };
+/** q, k and v of the dimensions (v of V's head size dv), deterministic from `seed`. */
+export function tensors(dims: SdpaDims, seed: number): { q: Float32Array; k: Float32Array; v: Float32Array } {
+  const { B, Hq, Hkv, Lq, Lk, d } = dims;
+  return { q: values(B * Hq * Lq * d, seed), k: values(B * Hkv * Lk * d, seed + 1), v: values(B * Hkv * Lk * valueHeadSize(dims), seed + 2) };
 }
 
 /** Largest |a − b|; equal values (−∞ and −∞ included) count 0, a non-finite difference Infinity. */
@@ -198,6 +200,21 @@ export const GROUPS: { name: string; cases: Case[] }[] = [
         },
         kernel: 'attention-fp32',
       },
+    ],
+  },
+  {
+    // Three pipelines: attention-fp32 at d = 256 (Gemma's head size) and at d = 48 with dv = 32, attention-decode with
+    // dv > d (DeepSeek's MLA has d = 192, dv = 128).
+    name: 'head sizes: d = 256, V\'s own head size dv',
+    cases: [
+      { name: 'd = 256, causal, GQA 2', dims: { B: 1, Hq: 2, Hkv: 1, Lq: 20, Lk: 20, d: 256 }, options: { causal: true }, kernel: 'attention-fp32' },
+      {
+        name: 'd = 16, dv = 8, additive mask [Lq, Lk] with −∞, GQA 2, two key ranges',
+        dims: { B: 1, Hq: 2, Hkv: 1, Lq: 20, Lk: 45, d: 16, dv: 8 },
+        options: { mask: { kind: 'additive', data: Float32Array.from(values(20 * 45, 23), (x, e) => (e % 5 === 0 ? Number.NEGATIVE_INFINITY : x)), shape: [20, 45] } },
+        kernel: 'attention-fp32',
+      },
+      { name: 'd = 32, dv = 64 > d, 3 causal rows, GQA 2, bshd', dims: { B: 2, Hq: 4, Hkv: 2, Lq: 3, Lk: 70, d: 32, dv: 64 }, options: { causal: true, layout: 'bshd' }, kernel: 'attention-decode' },
     ],
   },
   {

@@ -10,7 +10,7 @@
  * bounds the scores by c, ALiBi adds at most max|slope|·(Lq + Lk) to their range, and sinks enter the softmax beside
  * them: each is counted below. A score function's results are held within ±2^64, and counted as a score of that size.
  */
-import { MOD_SCORE_LIMIT, SdpaArgumentError, type SdpaProblem } from '@fa/core';
+import { MOD_SCORE_LIMIT, SdpaArgumentError, valueHeadSize, type SdpaProblem } from '@fa/core';
 import { sdpaOracleAsync, type ModValues } from '@fa/reference';
 import { floatsToHalves, halfToFloat, halvesToFloats } from './f16.js';
 import { ATTENTION_FP32_KERNEL } from './fp32/attention-fp32.js';
@@ -84,11 +84,11 @@ function rowsRange(data: TensorData, d: number): { maxNorm: number; maxAbs: numb
   return { maxNorm: Math.sqrt(maxNorm2), maxAbs };
 }
 
-/** One pass over each tensor (f32 values, or f16 bits): the numbers `float32OverflowReason` needs. */
-export function tensorRange(q: TensorData, k: TensorData, v: TensorData, d: number): TensorRange {
+/** One pass over each tensor (f32 values, or f16 bits): the numbers `float32OverflowReason` needs; v in rows of dv (default d). */
+export function tensorRange(q: TensorData, k: TensorData, v: TensorData, d: number, dv = d): TensorRange {
   const qr = rowsRange(q, d);
   const kr = rowsRange(k, d);
-  return { maxQNorm: qr.maxNorm, maxAbsQ: qr.maxAbs, maxKNorm: kr.maxNorm, maxAbsK: kr.maxAbs, maxAbsV: rowsRange(v, d).maxAbs };
+  return { maxQNorm: qr.maxNorm, maxAbsQ: qr.maxAbs, maxKNorm: kr.maxNorm, maxAbsK: kr.maxAbs, maxAbsV: rowsRange(v, dv).maxAbs };
 }
 
 /** γ_n = nu/(1 − nu), u = 2^-24: the relative error of n float32 roundings (Infinity once nu ≥ 1). */
@@ -145,8 +145,9 @@ const LAZY_TAU = { 'attention-fp32': tauOf(ATTENTION_FP32_KERNEL.code, 'attentio
  * C the softcap; A = max|slope_h|·(Lq + Lk), the most ALiBi takes from a score (every distance |i + Lk − Lq − j| is
  * below Lq + Lk); Σ̄ = max|sink_h|.
  * A float32 sum or product of terms whose magnitudes add up to at most X, computed with at most n roundings on the path
- * of any term (in any order), is at most X·(1 + γ_n), γ_n = nu/(1 − nu) (Higham, §3.1); with n = L + d + 64, which
- * covers every path below, that is finite while X ≤ F_n = F / max(2, 1 + γ_n), F/2 up to 2^23 − d − 64 keys. Hence:
+ * of any term (in any order), is at most X·(1 + γ_n), γ_n = nu/(1 − nu) (Higham, §3.1); with n = L + d + 64 (d the
+ * larger of q's and v's head sizes, d and dv), which covers every path below, that is finite while
+ * X ≤ F_n = F / max(2, 1 + γ_n), F/2 up to 2^23 − d − 64 keys. Hence:
  *
  * 1. Scores. Every partial sum of a dot product Σ_x q_x k_x, in any order, with or without fused multiply-adds, is at
  *    most Σ|q_x k_x| ≤ Q̄K̄ (Cauchy–Schwarz) before rounding. The CPU path sums q·k, then multiplies by the scale: it
@@ -186,7 +187,7 @@ const LAZY_TAU = { 'attention-fp32': tauOf(ATTENTION_FP32_KERNEL.code, 'attentio
  *    units: finite by steps 2 and 3 (the GPU kernels undo the mask's compression into at most F, `naturalLse`).
  */
 export function float32OverflowReason(impl: SdpaImplementation, range: TensorRange, problem: SdpaProblem, dtype: TensorType): string | undefined {
-  const limit = FLOAT32_MAX / Math.max(2, 1 + gamma(problem.dims.Lk + problem.dims.d + 64));
+  const limit = FLOAT32_MAX / Math.max(2, 1 + gamma(problem.dims.Lk + Math.max(problem.dims.d, valueHeadSize(problem.dims)) + 64));
   const c = Math.abs(problem.scale);
   const L = problem.dims.Lk;
   const dot = range.maxQNorm * range.maxKNorm;
@@ -237,7 +238,7 @@ export function float32OverflowReason(impl: SdpaImplementation, range: TensorRan
 export function refuseOverflow(impl: SdpaImplementation, problem: SdpaProblem, dtype: TensorType, q: TensorData, k: TensorData, v: TensorData): void {
   const Type = dtype === 'f16' ? Uint16Array : Float32Array;
   if (!(q instanceof Type && k instanceof Type && v instanceof Type)) return;
-  const reason = float32OverflowReason(impl, tensorRange(q, k, v, problem.dims.d), problem, dtype);
+  const reason = float32OverflowReason(impl, tensorRange(q, k, v, problem.dims.d, valueHeadSize(problem.dims)), problem, dtype);
   if (reason !== undefined) throw new SdpaOverflowError(impl, reason);
 }
 

@@ -1,5 +1,5 @@
 /** What the attention kernels' hosts share: the tensor element type, strides, bands, and one bind group layout for two entry points. */
-import { cachedLayout, type GpuContext, type kernelBindings, type KernelSource, type SdpaProblem } from '@fa/core';
+import { cachedLayout, valueHeadSize, type GpuContext, type kernelBindings, type KernelSource, type SdpaProblem } from '@fa/core';
 
 /** The tensors' element type in memory; the arithmetic is float32 either way. */
 export type TensorType = 'f32' | 'f16';
@@ -31,9 +31,37 @@ export function forTensorType(kernel: KernelSource, dtype: TensorType): KernelSo
   return { label: `${kernel.label} (f16 tensors)`, code: kernel.code.replace(PACKED_F32, PACKED_F16) };
 }
 
+/**
+ * The largest head size of q and k, and of v, that attention-fp32 and attention-decode take (Gemma 2 and 3's d = 256):
+ * a row group of H ≤ 8 invocations holds at most 8 vec4s of a row each (the kernels' C_MAX), and a tile of K_j and V_j
+ * at d = 256 takes 32 KiB (8-key tiles: 16 KiB) of workgroup memory.
+ */
+export const GPU_MAX_HEAD_SIZE = 256;
+
+/** Why a GPU kernel cannot take head sizes d (q, k) and dv (v, the output), or undefined when it can. */
+export function headSizesReason(d: number, dv: number, most = GPU_MAX_HEAD_SIZE): string | undefined {
+  for (const [name, size] of [['d', d], ['dv', dv]] as const) {
+    if (size > most) return `${name} = ${size} is above this kernel's largest head size, ${most}`;
+    if (size % 4 !== 0) return `${name} = ${size} is not a multiple of 4`;
+  }
+  return undefined;
+}
+
 /** Per-tensor strides in vec4s: batch, head, row. */
 export function strides(layout: SdpaProblem['layout'], heads: number, rows: number, d4: number): [number, number, number] {
   return layout === 'bhsd' ? [heads * rows * d4, rows * d4, d4] : [rows * heads * d4, d4, heads * d4];
+}
+
+/**
+ * Strides in vec4s of the tensors of V's head size dv (= d unless the problem gives it): V's, beside K's, and the
+ * output's, beside Q's.
+ */
+export function valueStrides(problem: SdpaProblem): { vBatch: number; vHead: number; vRow: number; oBatch: number; oHead: number; oRow: number } {
+  const { Hq, Hkv, Lq, Lk } = problem.dims;
+  const dv4 = valueHeadSize(problem.dims) / 4;
+  const [vBatch, vHead, vRow] = strides(problem.layout, Hkv, Lk, dv4);
+  const [oBatch, oHead, oRow] = strides(problem.layout, Hq, Lq, dv4);
+  return { vBatch, vHead, vRow, oBatch, oHead, oRow };
 }
 
 /** The uniform values every kernel shares: shapes, strides, scale, band, the bits of −∞. */

@@ -4,7 +4,7 @@
  * and uploads the masks, then runs on typed arrays (upload, dispatch, read back) or encodes into the caller's command
  * encoder on the caller's buffers, as often as wanted, until `dispose`.
  */
-import { checked, describeValue, SdpaArgumentError, sdpaOptionsOf, sdpaProblem, UnsupportedShapeError, validCacheLengths, type GpuContext, type SdpaDims, type SdpaOptions, type SdpaProblem } from '@fa/core';
+import { checked, describeValue, SdpaArgumentError, sdpaOptionsOf, sdpaProblem, UnsupportedShapeError, validCacheLengths, valueHeadSize, type GpuContext, type SdpaDims, type SdpaOptions, type SdpaProblem } from '@fa/core';
 import { decodePlan, prepareDecodeKernel, type DecodePlan, type DecodeTuning } from './decode/attention-decode.js';
 import { refuseOverflow } from './float32-range.js';
 import { attentionKernel, fp32Plan } from './fp32/attention-fp32.js';
@@ -22,7 +22,7 @@ export interface AttentionBuffers {
   readonly q: GPUBuffer;
   readonly k: GPUBuffer;
   readonly v: GPUBuffer;
-  /** The output, shaped as q. */
+  /** The output, shaped as q with V's head size dv last. */
   readonly out: GPUBuffer;
   /** [B, Hq, Lq] float32 log-sum-exps (float32 whatever the dtype), when prepared with `lse`. */
   readonly lse?: GPUBuffer;
@@ -241,17 +241,20 @@ async function preparePlanned(plan: AttentionPlan): Promise<PreparedAttention> {
   if (problem.mods) await checkModFunctions(gpu, problem.mods, attentionKernel(dtype));
   const kernel: GpuKernel = plan.kernel === 'attention-decode' ? await prepareDecodeKernel(gpu, problem, plan.kernelPlan) : await prepareTiledKernel(gpu, problem, plan.kernelPlan, options.tuning?.prefillSplits);
   const { B, Hq, Hkv, Lq, Lk, d } = problem.dims;
+  const dv = valueHeadSize(problem.dims);
   const size = dtype === 'f16' ? 2 : 4;
-  const bytes = { q: Hq * Lq * d * size, kv: Hkv * Lk * d * size, lse: Hq * Lq * 4 };
+  // Bytes per batch of each tensor: K of head size d, V and the output of dv.
+  const bytes = { q: Hq * Lq * d * size, kv: Hkv * Lk * d * size, v: Hkv * Lk * dv * size, out: Hq * Lq * dv * size, lse: Hq * Lq * 4 };
+  const tensorBytes = Math.max(bytes.q, bytes.kv, bytes.v, bytes.out);
   const limit = Math.min(gpu.report.limits.maxStorageBufferBindingSize, gpu.report.limits.maxBufferSize, options.maxBindingBytes ?? Number.POSITIVE_INFINITY);
-  const batchesPerRun = Math.min(B, Math.floor(limit / Math.max(bytes.q, bytes.kv, withLse ? bytes.lse : 0)));
+  const batchesPerRun = Math.min(B, Math.floor(limit / Math.max(tensorBytes, withLse ? bytes.lse : 0)));
   if (batchesPerRun < 1) {
     kernel.destroy();
-    throw new UnsupportedShapeError(`one batch of this problem needs ${Math.max(bytes.q, bytes.kv)} bytes in one binding, over this GPU's ${limit}`);
+    throw new UnsupportedShapeError(`one batch of this problem needs ${tensorBytes} bytes in one binding, over this GPU's ${limit}`);
   }
   // On the caller's buffers, a run of batches starts at an offset each binding takes: a multiple of the alignment.
   const alignment = gpu.device.limits.minStorageBufferOffsetAlignment;
-  const encodedRun = alignedRun(batchesPerRun, [bytes.q, bytes.kv, ...(withLse ? [bytes.lse] : [])], alignment);
+  const encodedRun = alignedRun(batchesPerRun, [bytes.q, bytes.kv, ...(dv !== d ? [bytes.v, bytes.out] : []), ...(withLse ? [bytes.lse] : [])], alignment);
   const dispose = (): void => {
     kernel.destroy();
   };
@@ -260,7 +263,7 @@ async function preparePlanned(plan: AttentionPlan): Promise<PreparedAttention> {
     impl: plan.kernel,
     plan,
     encode(encoder, buffers, timestampWrites) {
-      const need = { q: B * bytes.q, k: B * bytes.kv, v: B * bytes.kv, out: B * bytes.q, lse: B * bytes.lse };
+      const need = { q: B * bytes.q, k: B * bytes.kv, v: B * bytes.v, out: B * bytes.out, lse: B * bytes.lse };
       for (const name of ['q', 'k', 'v', 'out'] as const) {
         if (buffers[name].size < need[name]) throw new RangeError(`attention: buffer ${name} holds ${buffers[name].size} bytes; this problem needs ${need[name]}`);
       }
@@ -269,14 +272,14 @@ async function preparePlanned(plan: AttentionPlan): Promise<PreparedAttention> {
         throw new RangeError(`attention: prepared with cacheLengths, so give a cacheLengths buffer of ${4 * B} bytes (one u32 per batch)`);
       }
       const lengths = problem.cacheLengths ? { lengths: buffers.cacheLengths } : {};
-      if (Math.max(need.q, need.k, withLse ? need.lse : 0) <= limit) {
+      if (Math.max(need.q, need.k, need.v, need.out, withLse ? need.lse : 0) <= limit) {
         kernel.encode(encoder, { q: buffers.q, k: buffers.k, v: buffers.v, O: buffers.out, ...(buffers.lse ? { lse: buffers.lse } : {}), ...lengths }, 0, B, timestampWrites);
         return;
       }
       // Tensors over one binding: runs of whole batches, each bound as a range of the caller's buffers.
       if (encodedRun === 0) {
         throw new RangeError(
-          `attention: a tensor is over this GPU's ${limit} bytes per binding, and no run of batches starts at offsets aligned to ${alignment} bytes (per batch: q ${bytes.q}, k and v ${bytes.kv} bytes); encode fewer batches at a time`,
+          `attention: a tensor is over this GPU's ${limit} bytes per binding, and no run of batches starts at offsets aligned to ${alignment} bytes (per batch: q ${bytes.q}, k ${bytes.kv}, v ${bytes.v}, out ${bytes.out} bytes); encode fewer batches at a time`,
         );
       }
       for (let batch0 = 0; batch0 < B; batch0 += encodedRun) {
@@ -285,7 +288,7 @@ async function preparePlanned(plan: AttentionPlan): Promise<PreparedAttention> {
         const writes = timestampWrites && passWrites(timestampWrites, batch0 === 0, batch0 + n >= B);
         kernel.encode(
           encoder,
-          { q: range(buffers.q, bytes.q), k: range(buffers.k, bytes.kv), v: range(buffers.v, bytes.kv), O: range(buffers.out, bytes.q), ...(buffers.lse ? { lse: range(buffers.lse, bytes.lse) } : {}), ...lengths },
+          { q: range(buffers.q, bytes.q), k: range(buffers.k, bytes.kv), v: range(buffers.v, bytes.v), O: range(buffers.out, bytes.out), ...(buffers.lse ? { lse: range(buffers.lse, bytes.lse) } : {}), ...lengths },
           batch0,
           n,
           writes,
@@ -351,9 +354,10 @@ async function runArrays({ plan, kernel, batchesPerRun, cacheLengths, q, k, v }:
   const { problem, gpu } = plan;
   const { dtype, lse: withLse } = plan.options;
   const { B, Hq, Hkv, Lq, Lk, d } = problem.dims;
+  const dv = valueHeadSize(problem.dims);
   const Type = dtype === 'f16' ? Uint16Array : Float32Array;
-  const counts = { q: Hq * Lq * d, kv: Hkv * Lk * d, lse: Hq * Lq };
-  for (const [name, data, per] of [['q', q, counts.q], ['k', k, counts.kv], ['v', v, counts.kv]] as const) {
+  const counts = { q: Hq * Lq * d, kv: Hkv * Lk * d, v: Hkv * Lk * dv, out: Hq * Lq * dv, lse: Hq * Lq };
+  for (const [name, data, per] of [['q', q, counts.q], ['k', k, counts.kv], ['v', v, counts.v]] as const) {
     if (!(data instanceof Type)) throw new TypeError(`attention: ${name} is a ${data.constructor.name}; prepared for ${dtype} tensors, give a ${Type.name}`);
     if (data.length !== B * per) throw new RangeError(`attention: ${name} holds ${data.length} values; this problem needs ${B * per}`);
   }
@@ -366,15 +370,15 @@ async function runArrays({ plan, kernel, batchesPerRun, cacheLengths, q, k, v }:
   const buffers = {
     q: make('attention q', batchesPerRun * counts.q * size, STORAGE_IN),
     k: make('attention k', batchesPerRun * counts.kv * size, STORAGE_IN),
-    v: make('attention v', batchesPerRun * counts.kv * size, STORAGE_IN),
-    O: make('attention out', batchesPerRun * counts.q * size, STORAGE_OUT),
+    v: make('attention v', batchesPerRun * counts.v * size, STORAGE_IN),
+    O: make('attention out', batchesPerRun * counts.out * size, STORAGE_OUT),
     ...(withLse ? { lse: make('attention lse', batchesPerRun * counts.lse * 4, STORAGE_OUT) } : {}),
     ...(cacheLengths ? { lengths: make('attention cache lengths', 4 * B, STORAGE_IN) } : {}),
   };
   if (buffers.lengths && cacheLengths) device.queue.writeBuffer(buffers.lengths, 0, Uint32Array.from(cacheLengths));
-  const readOut = make('attention out readback', batchesPerRun * counts.q * size, READ);
+  const readOut = make('attention out readback', batchesPerRun * counts.out * size, READ);
   const readLse = make('attention lse readback', withLse ? batchesPerRun * counts.lse * 4 : 16, READ);
-  const out = new Type(B * counts.q);
+  const out = new Type(B * counts.out);
   const lse = withLse ? new Float32Array(B * counts.lse) : undefined;
   /** Copies `target.length` elements from a mapped readback buffer. */
   const read = async (from: GPUBuffer, target: TensorData): Promise<void> => {
@@ -396,14 +400,14 @@ async function runArrays({ plan, kernel, batchesPerRun, cacheLengths, q, k, v }:
       await checked(gpu, `attention on batches ${batch0} to ${batch0 + n - 1}`, () => {
         upload(buffers.q, slice(q, counts.q));
         upload(buffers.k, slice(k, counts.kv));
-        upload(buffers.v, slice(v, counts.kv));
+        upload(buffers.v, slice(v, counts.v));
         const encoder = device.createCommandEncoder({ label: 'attention' });
         kernel.encode(encoder, buffers, batch0, n);
-        encoder.copyBufferToBuffer(buffers.O, 0, readOut, 0, Math.ceil((n * counts.q * size) / 4) * 4);
+        encoder.copyBufferToBuffer(buffers.O, 0, readOut, 0, Math.ceil((n * counts.out * size) / 4) * 4);
         if (buffers.lse) encoder.copyBufferToBuffer(buffers.lse, 0, readLse, 0, n * counts.lse * 4);
         device.queue.submit([encoder.finish()]);
       });
-      await read(readOut, slice(out, counts.q));
+      await read(readOut, slice(out, counts.out));
       if (lse) await read(readLse, slice(lse, counts.lse));
     }
   } finally {

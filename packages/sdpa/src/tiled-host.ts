@@ -14,12 +14,13 @@ import {
   packUniforms,
   type GpuContext,
   type KernelSource,
+  valueHeadSize,
   type SdpaProblem,
 } from '@fa/core';
 import combineCode from './combine.wgsl';
 import interfaceCode from './tiled-interface.wgsl';
 import { prepareMods, type ModPlan } from './mods/mod-host.js';
-import { bindingResource, COMBINE_WORKGROUP, commonUniforms, explicitLayout, headTerms, OwnedBuffers, RunUniforms, softcapUniforms, type KernelBuffers, type TensorBinding, type TensorType } from './kernel-support.js';
+import { bindingResource, COMBINE_WORKGROUP, commonUniforms, explicitLayout, headTerms, OwnedBuffers, RunUniforms, softcapUniforms, valueStrides, type KernelBuffers, type TensorBinding, type TensorType } from './kernel-support.js';
 
 /** A tiled kernel's source: its `main` (`code`) with the shared interface and `combine` entry point appended. */
 export function tiledKernel(label: string, code: string): KernelSource {
@@ -75,10 +76,14 @@ export interface TensorPlacement {
   readonly oRow: number;
 }
 
-/** The placement of the problem's own layout: separate tensors from offset 0, O shaped as Q. */
+/**
+ * The placement of the problem's own layout: separate tensors from offset 0, O shaped as Q with V's head size (the
+ * kernel finds V's strides from K's: valueStrides).
+ */
 function placementOf(problem: SdpaProblem): TensorPlacement {
   const { qBatch = 0, qHead = 0, qRow = 0, kvBatch = 0, kvHead = 0, kvRow = 0 } = commonUniforms(problem);
-  return { qBatch, qHead, qRow, kvBatch, kvHead, kvRow, kStart: 0, vStart: 0, oBatch: qBatch, oHead: qHead, oRow: qRow };
+  const { oBatch, oHead, oRow } = valueStrides(problem);
+  return { qBatch, qHead, qRow, kvBatch, kvHead, kvRow, kStart: 0, vStart: 0, oBatch, oHead, oRow };
 }
 
 /**
@@ -89,6 +94,7 @@ function placementOf(problem: SdpaProblem): TensorPlacement {
 export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, plan: TiledPlan, splitsSet?: number, placement = placementOf(problem)): Promise<TiledKernel> {
   const { device } = gpu;
   const { Hq, Lq, Lk, d } = problem.dims;
+  const dv = valueHeadSize(problem.dims); // the width of O's rows, and of the partial O of key ranges
   const { kernel, id } = plan;
   const uniformsOf = (batch0: number, batches: number, splits: number, perSplit = 0): Record<string, number> => ({
     ...bandAndMaskUniforms(problem, batch0, batches, splits, perSplit),
@@ -120,7 +126,7 @@ export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, 
     if (!scratch || scratch.rows < rows) {
       scratch?.Opart.destroy();
       scratch?.ML.destroy();
-      scratch = { Opart: storage(`${id} partial O`, undefined, rows * d * 4), ML: storage(`${id} partial m, ℓ`, undefined, rows * 8), rows };
+      scratch = { Opart: storage(`${id} partial O`, undefined, rows * dv * 4), ML: storage(`${id} partial m, ℓ`, undefined, rows * 8), rows };
     }
     return scratch;
   };
@@ -162,7 +168,7 @@ export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, 
       pass.dispatchWorkgroups(...grid2d(gpu, batches * Hq * Tr * splits));
       if (splits > 1) {
         pass.setPipeline(pipelines.combine);
-        pass.dispatchWorkgroups(...grid2d(gpu, Math.ceil((batches * Hq * Lq * (d / 4)) / COMBINE_WORKGROUP)));
+        pass.dispatchWorkgroups(...grid2d(gpu, Math.ceil((batches * Hq * Lq * (dv / 4)) / COMBINE_WORKGROUP)));
       }
       pass.end();
     },

@@ -3,7 +3,9 @@
  * FlashAttention-2's alignment: the shapes, the options, their validation, and the one definition of which keys a query
  * sees. The float64 oracle (@fa/reference), the CPU path and the GPU kernels (@fa/sdpa) all read these.
  *
- * - q [B, Hq, Lq, d], k and v [B, Hkv, Lk, d] (layout 'bhsd', PyTorch's), or [B, L, H, d] (layout 'bshd').
+ * - q [B, Hq, Lq, d], k [B, Hkv, Lk, d] and v [B, Hkv, Lk, dv] (layout 'bhsd', PyTorch's), or [B, L, H, ·] (layout
+ *   'bshd'); the output is [B, Hq, Lq, dv] (or [B, Lq, Hq, dv]). V's head size dv is d unless given (DeepSeek's MLA:
+ *   d = 192, dv = 128).
  * - Hq is a multiple of Hkv; query head h reads KV head ⌊h / (Hq/Hkv)⌋ (grouped-query attention).
  * - Scores s_ij = scale·q_i·k_j (scale 1/√d by default), plus an additive mask where given.
  * - Query i sees key j iff j lies in the band [i + Lk − Lq − left, i + Lk − Lq + right] (left, right from `window`,
@@ -26,7 +28,7 @@
  */
 
 import { modsOf, type SdpaModBuffer, type SdpaMods } from './mods.js';
-import { checkDimsObject, checkSdpaOptions } from './validate-options.js';
+import { checkDimsObject, checkSdpaOptions, describeValue } from './validate-options.js';
 
 export { MASK_MOD_SIGNATURE, MOD_SCORE_LIMIT, modsOf, SCORE_MOD_SIGNATURE, type GpuModBuffer, type ModBufferEntry, type ModBufferType, type SdpaModBuffer, type SdpaMods } from './mods.js';
 
@@ -44,8 +46,15 @@ export interface SdpaDims {
   readonly Lq: number;
   /** Keys per head. */
   readonly Lk: number;
-  /** Head size of q, k and v. */
+  /** Head size of q and k (and of v and the output, unless dv is given). */
   readonly d: number;
+  /** Head size of v and the output, when it differs from d (PyTorch's SDPA takes v with its own last dimension). */
+  readonly dv?: number;
+}
+
+/** V's (and the output's) head size: dv where given, else d. */
+export function valueHeadSize(dims: SdpaDims): number {
+  return dims.dv ?? dims.d;
 }
 
 /** An element mask, broadcast to [B, Hq, Lq, Lk] from `shape` as PyTorch broadcasts (trailing dimensions aligned). */
@@ -174,6 +183,8 @@ export function sdpaProblem(dims: SdpaDims, options: SdpaOptions = {}): SdpaProb
     if (!isCount(value)) throw new SdpaArgumentError(`${name} is ${value}; give a positive integer`);
   }
   if (Hq % Hkv !== 0) throw new SdpaArgumentError(`${Hq} query heads are not a multiple of ${Hkv} key/value heads; give Hq = g·Hkv`);
+  const dv = dims.dv ?? d;
+  if (!isCount(dv)) throw new SdpaArgumentError(`dv is ${describeValue(dims.dv)}; give a positive integer (V's head size), or leave it out for dv = d`);
   checkSdpaOptions(options);
   const layout = options.layout ?? 'bhsd';
   const scale = options.scale ?? 1 / Math.sqrt(d);
@@ -211,7 +222,8 @@ export function sdpaProblem(dims: SdpaDims, options: SdpaOptions = {}): SdpaProb
   const alibiSlopes = options.alibiSlopes === undefined ? undefined : perHead(options.alibiSlopes, Hq, 'alibiSlopes', 'slopes');
   const mods = modsOf(options.scoreMod, options.maskMod, options.modBuffers);
   return {
-    dims: { B, Hq, Hkv, Lq, Lk, d },
+    // dv only where it differs from d, so that a problem with dv = d is the same problem as one without it.
+    dims: { B, Hq, Hkv, Lq, Lk, d, ...(dv !== d ? { dv } : {}) },
     layout,
     scale,
     left,

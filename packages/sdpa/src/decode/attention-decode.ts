@@ -6,11 +6,11 @@ import {
   checked,
   checkUniforms,
   computePipelines,
-  gpuHeadSizeSupport,
   grid2d,
   kernelBindings,
   kernelWorkgroupBytes,
   packUniforms,
+  valueHeadSize,
   type GpuContext,
   type SdpaProblem,
 } from '@fa/core';
@@ -20,11 +20,13 @@ import {
   commonUniforms,
   explicitLayout,
   forTensorType,
+  headSizesReason,
   headTerms,
   OwnedBuffers,
   RunUniforms,
   scoreTermSwitches,
   softcapUniforms,
+  valueStrides,
   type KernelBuffers,
   type TensorBinding,
   type TensorType,
@@ -84,21 +86,24 @@ export interface DecodePlan {
 /** The decode kernel's plan, or why it does not take this problem (the prefill kernel then does). */
 export function decodePlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dtype: TensorType, tuning: DecodeTuning = {}): DecodePlan | string {
   const { Hq, Hkv, Lq, d } = problem.dims;
+  const dv = valueHeadSize(problem.dims);
   const R = (Hq / Hkv) * Lq;
   if (R > DECODE_MAX_ROWS) return `${R} query rows per KV head, more than the decode kernel's ${DECODE_MAX_ROWS}`;
   if (problem.mask || problem.blockMask) return 'element and block masks are the prefill kernel\'s';
   if (problem.mods) return 'score and mask functions (scoreMod, maskMod) are the prefill kernel\'s (attention-fp32)';
-  const head = gpuHeadSizeSupport({ B: 1, N: 1, d });
-  if (head !== true) return head;
-  if (Math.ceil((R * d) / 4 / WG) > SLOT_MAX) return `${R} rows of ${d} need more than ${SLOT_MAX} slots per invocation`;
+  const head = headSizesReason(d, dv);
+  if (head !== undefined) return head;
+  if (Math.ceil((R * dv) / 4 / WG) > SLOT_MAX) return `${R} rows of ${dv} need more than ${SLOT_MAX} slots per invocation`;
   const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
+  // V's head size only where it differs, so that dv = d compiles as before.
+  const heads = { D: d, ...(dv !== d ? { DV: dv } : {}) };
   // Workgroup memory as the kernel declares it (the query rows, the K and V tiles, the scores, each row's m, ℓ, α).
-  const bytes = (keys: number): number => kernelWorkgroupBytes(ATTENTION_DECODE_KERNEL.code, { D: d, R, BK: keys, WG, LSE: 0, CW: COMBINE_WORKGROUP });
-  const fits = (keys: number): boolean => bytes(keys) <= limit && Math.ceil((keys * d) / 4 / WG) <= LD_MAX;
+  const bytes = (keys: number): number => kernelWorkgroupBytes(ATTENTION_DECODE_KERNEL.code, { ...heads, R, BK: keys, WG, LSE: 0, CW: COMBINE_WORKGROUP });
+  const fits = (keys: number): boolean => bytes(keys) <= limit && Math.ceil((keys * Math.max(d, dv)) / 4 / WG) <= LD_MAX;
   const BK = tuning.keysPerTile ?? (dtype === 'f16' ? F16_TILE_KEYS : F32_TILE_KEYS).find(fits);
   if (BK === undefined || !fits(BK)) return `the decode tiles for d = ${d} do not fit ${limit} bytes of workgroup memory`;
   const targetWorkgroups = tuning.targetWorkgroups ?? TARGET_WORKGROUPS;
-  return { dtype, constants: { D: d, R, BK, WG, LSE: lse ? 1 : 0, CW: COMBINE_WORKGROUP }, BK, targetWorkgroups, summary: `${R} rows per KV head, ${BK} keys per tile` };
+  return { dtype, constants: { ...heads, R, BK, WG, LSE: lse ? 1 : 0, CW: COMBINE_WORKGROUP }, BK, targetWorkgroups, summary: `${R} rows per KV head, ${BK} keys per tile` };
 }
 
 export interface DecodeKernel {
@@ -115,12 +120,13 @@ function decodeSplits(pairs: number, tiles: number, target: number): number {
 export async function prepareDecodeKernel(gpu: GpuContext, problem: SdpaProblem, plan: DecodePlan): Promise<DecodeKernel> {
   const { device } = gpu;
   const { Hkv, Lk, d } = problem.dims;
+  const dv = valueHeadSize(problem.dims);
   const R = plan.constants.R as number;
   const kernel = forTensorType(ATTENTION_DECODE_KERNEL, plan.dtype);
   // The softcap, ALiBi and sinks: switches and the softcap's factors in the uniform; each query head's slope and sink
   // (base 2) in the first Hq entries of ML, which the host writes whenever it makes ML.
   const terms = headTerms(problem);
-  const headUniforms = { ...scoreTermSwitches(problem), ...softcapUniforms(problem), headTerms: terms ? problem.dims.Hq : 0 };
+  const headUniforms = { ...scoreTermSwitches(problem), ...softcapUniforms(problem), headTerms: terms ? problem.dims.Hq : 0, ...valueStrides(problem) };
   const fields = checkUniforms('attention-decode', kernel, { ...commonUniforms(problem), Hkv, pairs: 1, splits: 1, batch0: 0, cached: 0, ...headUniforms });
   const bindings = kernelBindings(kernel.code);
   const layout = explicitLayout(gpu, bindings, 'attention-decode');
@@ -144,7 +150,7 @@ export async function prepareDecodeKernel(gpu: GpuContext, problem: SdpaProblem,
       if (!scratch || scratch.rows < rows) {
         const ML = owned.storage('attention-decode slopes, sinks and partial m, ℓ', undefined, (headUniforms.headTerms + rows) * 8);
         if (terms) device.queue.writeBuffer(ML, 0, terms);
-        scratch = { Opart: owned.storage('attention-decode partial O', undefined, rows * d * 4), ML, rows };
+        scratch = { Opart: owned.storage('attention-decode partial O', undefined, rows * dv * 4), ML, rows };
       }
       const params = runUniforms.of(batch0, batches, () => packUniforms(fields, { ...commonUniforms(problem), Hkv, pairs, splits, batch0, cached, ...headUniforms }));
       const resources: Record<string, TensorBinding> = { q: buffers.q, k: buffers.k, v: buffers.v, O: buffers.O, lse: buffers.lse ?? noLse, lengths: buffers.lengths ?? noLengths, params, Opart: scratch.Opart, ML: scratch.ML };
@@ -158,7 +164,7 @@ export async function prepareDecodeKernel(gpu: GpuContext, problem: SdpaProblem,
       pass.setPipeline(pipelines.main);
       pass.dispatchWorkgroups(...grid2d(gpu, pairs * splits));
       pass.setPipeline(pipelines.combine);
-      pass.dispatchWorkgroups(...grid2d(gpu, Math.ceil((pairs * R * (d / 4)) / COMBINE_WORKGROUP)));
+      pass.dispatchWorkgroups(...grid2d(gpu, Math.ceil((pairs * R * (dv / 4)) / COMBINE_WORKGROUP)));
       pass.end();
     },
     destroy() {

@@ -2,8 +2,8 @@
  * The float32 attention kernel (attention-fp32.wgsl, lean-loop's loop with heads, groups, bands and masks): its plan for
  * a problem on an adapter. The host that compiles and runs it is tiled-host.ts, shared with attention-matrix.
  */
-import { gpuHeadSizeSupport, ROW_SPLIT_LAYOUT, rowGroupTilesFor, rowSplitBytes, rowSplitTiles, type GpuContext, type KernelSource, type RowGroupLayout, type RowSplitTiles, type SdpaMods, type SdpaProblem } from '@fa/core';
-import { COMBINE_WORKGROUP, forTensorType, scoreTermSwitches, type TensorType } from '../kernel-support.js';
+import { kernelWorkgroupBytes, ROW_SPLIT_LAYOUT, rowGroupTilesFor, rowSplitTiles, valueHeadSize, type GpuContext, type KernelSource, type RowGroupLayout, type RowSplitTiles, type SdpaMods, type SdpaProblem } from '@fa/core';
+import { COMBINE_WORKGROUP, forTensorType, headSizesReason, scoreTermSwitches, type TensorType } from '../kernel-support.js';
 import { modListWords, type ModPlan } from '../mods/mod-host.js';
 import { modKernel } from '../mods/mod-source.js';
 import { tiledKernel, type TiledPlan } from '../tiled-host.js';
@@ -24,6 +24,14 @@ const FOUR_ROWS_LAYOUT: RowGroupLayout = { rows: 4, C_MAX: 4, LD_MAX: 8, keysPer
 
 /** four-rows' tiles for every H: 16-key tiles in workgroups of 128, the next tile prefetched (docs/rungs/21-four-rows.md). */
 const fourRowsTiles = (H: number): RowSplitTiles => ({ H, BC: 16, WG: 128, prefetch: true });
+
+/**
+ * 8-key tiles, for head sizes whose 16-key tiles pass the GPU's workgroup memory: at d = 256 those take 32 KiB for K_j
+ * and V_j, just past the 32 KiB of a GPU at WebGPU's default limit (with the kernel's few other bytes). H > 1 there,
+ * where a step scores 8 keys.
+ */
+const HALF_TILE_LAYOUT: RowGroupLayout = { ...ROW_SPLIT_LAYOUT, keysPerStep: 8 };
+const halfTiles = (H: number): RowSplitTiles => ({ ...rowSplitTiles(H), BC: H === 1 ? 16 : 8 });
 
 /**
  * Head sizes where four rows per group run: d = 128, where they halve the reads of workgroup memory per multiply-add
@@ -50,15 +58,14 @@ export function plainProblem(problem: SdpaProblem): boolean {
 /** The kernel's plan for `problem` on this adapter, or why it cannot run it. */
 export function fp32Plan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dtype: TensorType = 'f32'): Fp32Plan | string {
   const { d } = problem.dims;
+  const dv = valueHeadSize(problem.dims);
   if (!gpu.device.features.has('subgroups')) return 'the GPU lacks feature subgroups';
   if (problem.blockMask && problem.cacheLengths) return 'a block mask with cache lengths (the tile lists are built for Lk keys)';
-  const head = gpuHeadSizeSupport({ B: 1, N: 1, d });
-  if (head !== true) return head;
-  const shape = { B: 1, N: problem.dims.Lq, d };
-  const fourRows = FOUR_ROWS_HEAD_SIZES.includes(d) ? rowGroupTilesFor(shape, gpu, FOUR_ROWS_LAYOUT, fourRowsTiles) : undefined;
-  const tiles = fourRows !== undefined && typeof fourRows !== 'string' ? fourRows : rowGroupTilesFor(shape, gpu, LAYOUT, rowSplitTiles);
-  if (typeof tiles === 'string') return tiles;
-  const ROWS = tiles === fourRows ? 4 : 2;
+  const head = headSizesReason(d, dv);
+  if (head !== undefined) return head;
+  const chosen = tilesFor(problem, gpu);
+  if (typeof chosen === 'string') return chosen;
+  const { tiles, ROWS, workgroupBytes } = chosen;
   const { H, BC, WG } = tiles;
   const blocks = problem.blockMask;
   const BR = (WG / H) * ROWS;
@@ -71,6 +78,7 @@ export function fp32Plan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dt
     dtype,
     constants: {
       D: d,
+      ...(dv !== d ? { DV: dv } : {}), // only where it differs, so that dv = d compiles as before
       H,
       BC,
       KEYS: H === 1 ? 16 : 8,
@@ -92,10 +100,43 @@ export function fp32Plan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dt
     },
     BR,
     BC,
-    workgroupBytes: rowSplitBytes(d, tiles),
+    workgroupBytes,
     summary: `H = ${H}, ${ROWS} rows per group, Bc = ${BC}, ${WG} invocations${mods ? ', score and mask functions' : ''}`,
     ...(mods ? { mods } : {}),
   };
+}
+
+/**
+ * The row-group tiles for the problem's head sizes: H invocations per row group for the wider of d and dv (each holds
+ * ⌈d/4H⌉ vec4s of a Q row and ⌈dv/4H⌉ of an O row), four rows per group at d = dv = 128, 16-key tiles, or 8-key tiles
+ * where those pass the GPU's workgroup memory (d = 256 within 32 KiB); the bytes as the kernel declares them.
+ */
+function tilesFor(problem: SdpaProblem, gpu: GpuContext): { tiles: RowSplitTiles; ROWS: number; workgroupBytes: number } | string {
+  const { d } = problem.dims;
+  const dv = valueHeadSize(problem.dims);
+  const shape = { B: 1, N: problem.dims.Lq, d: Math.max(d, dv) };
+  const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
+  const bytes = (tiles: RowSplitTiles, ROWS: number): number =>
+    kernelWorkgroupBytes(ATTENTION_FP32_KERNEL.code, { D: d, DV: dv, H: tiles.H, BC: tiles.BC, WG: tiles.WG, ROWS, KEYS: 8, PREFETCH: 1, CW: COMBINE_WORKGROUP, GENERAL: 1 });
+  const candidates: (() => RowSplitTiles | string | undefined)[] = [
+    () => (FOUR_ROWS_HEAD_SIZES.includes(d) && dv === d ? rowGroupTilesFor(shape, gpu, FOUR_ROWS_LAYOUT, fourRowsTiles) : undefined),
+    () => rowGroupTilesFor(shape, gpu, LAYOUT, rowSplitTiles),
+    () => rowGroupTilesFor(shape, gpu, HALF_TILE_LAYOUT, halfTiles),
+  ];
+  let reason = '';
+  for (const [index, candidate] of candidates.entries()) {
+    const tiles = candidate();
+    if (tiles === undefined) continue;
+    if (typeof tiles === 'string') {
+      if (index > 0) reason ||= tiles; // four rows declining leaves the reason to the two-row tiles
+      continue;
+    }
+    const ROWS = index === 0 ? 4 : 2;
+    const workgroupBytes = bytes(tiles, ROWS);
+    if (workgroupBytes <= limit) return { tiles, ROWS, workgroupBytes };
+    reason ||= `tiles of ${tiles.BC} keys need ${workgroupBytes} bytes of workgroup memory, over this GPU's ${limit}`;
+  }
+  return reason;
 }
 
 /** Storage buffers per stage the tiled kernels bind besides the mod buffers. */

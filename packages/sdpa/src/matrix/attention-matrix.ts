@@ -34,6 +34,7 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   if (problem.blockMask && problem.cacheLengths) return 'a block mask with cache lengths (the tile lists are built for Lk keys)';
   if (problem.softcap !== undefined || problem.alibiSlopes || problem.sinks) return 'softcap, ALiBi slopes and sinks are attention-fp32\'s and attention-decode\'s';
   if (problem.mods) return 'score and mask functions (scoreMod, maskMod) are attention-fp32\'s';
+  if (problem.dims.dv !== undefined) return `dv = ${problem.dims.dv} ≠ d = ${d}: a V head size of its own is attention-fp32's and attention-decode's`;
   if (d % 16 !== 0) return `d = ${d} is not a multiple of 16 (the matrix fragments are 16 wide)`;
   if (d > MATRIX_MAX_HEAD_SIZE) return `d = ${d} is above the matrix kernel's ${MATRIX_MAX_HEAD_SIZE}`;
   const PARTS = dtype === 'f16' ? 1 : 2;

@@ -31,6 +31,8 @@
 //   row's sink logit once in ℓ. The slopes and sinks (base 2) are the first Hq entries of ML (`headTerms` of them),
 //   written by the host, so that they take no binding of their own: this kernel binds WebGPU's default 8 storage
 //   buffers per stage already.
+// - V and O may have their own head size DV (DeepSeek's MLA: D = 192, DV = 128): V_j's rows, the O slots and O's rows
+//   are DV wide, with their own strides; DV defaults to D.
 
 // How Q, K, V and O are held in memory: four elements at a time as `Packed`, unpacked to float32 on load. The host's
 // f16 variant replaces these three lines (kernel-support.ts): two u32s of f16 pairs, unpacked with unpack2x16float,
@@ -39,7 +41,8 @@ alias Packed = vec2<u32>;
 fn unpack(x: Packed) -> vec4<f32> { return vec4<f32>(unpack2x16float(x.x), unpack2x16float(x.y)); }
 fn pack(x: vec4<f32>) -> Packed { let c = clamp(x, vec4<f32>(-65504.0), vec4<f32>(65504.0)); return vec2<u32>(pack2x16float(c.xy), pack2x16float(c.zw)); }
 
-override D: u32;          // head size, a multiple of 4
+override D: u32;          // head size of Q and K, a multiple of 4
+override DV: u32 = D;     // head size of V and O, a multiple of 4
 override R: u32;          // query rows per workgroup: GROUP · Lq
 override BK: u32;         // keys per tile
 override WG: u32;         // invocations per workgroup
@@ -75,6 +78,12 @@ struct Params {
   capIn: f32,              // ln(2)/c, at most 2^26: a score in base 2 times capIn is s/c in natural units
   capOut: f32,             // c·log2(e): c·tanh(·) back in base 2
   headTerms: u32,          // entries of ML before the partial results: Hq (each query head's slope, sink), or 0
+  vBatch: u32,             // strides of V in vec4s (K's, unless V has its own head size)
+  vHead: u32,
+  vRow: u32,
+  oBatch: u32,             // strides of O in vec4s (Q's, unless V has its own head size)
+  oHead: u32,
+  oRow: u32,
 }
 
 @group(0) @binding(0) var<storage, read> q: array<Packed>;
@@ -89,15 +98,18 @@ struct Params {
 @group(0) @binding(8) var<storage, read> lengths: array<u32>;             // each batch's valid keys, when `cached`
 
 override D4: u32 = D / 4u;
+override DV4: u32 = DV / 4u;
 override KS: u32 = D4 + 1u;                          // row stride of K_j: one vec4 of padding, so that the BK
                                                      // invocations scoring one row read BK different banks
-override SLOTS: u32 = (R * D / 4u + WG - 1u) / WG;   // vec4 slots of O per invocation
+override SLOTS: u32 = (R * DV / 4u + WG - 1u) / WG;  // vec4 slots of O per invocation
 override SCORES: u32 = (R * BK + WG - 1u) / WG;      // scores per invocation per tile
-override LD: u32 = (BK * D4 + WG - 1u) / WG;         // vec4s of K_j (and of V_j) per invocation per tile
+override LD: u32 = (BK * D4 + WG - 1u) / WG;         // vec4s of K_j per invocation per tile
+override LDV: u32 = (BK * DV4 + WG - 1u) / WG;       // vec4s of V_j per invocation per tile
+override LDA: u32 = max(LD, LDV);                    // loads of both per invocation per tile
 
 var<workgroup> Qs: array<vec4<f32>, R * D4>;          // the group's query rows, scaled by scale·log2(e)
 var<workgroup> Kt: array<vec4<f32>, BK * KS>;
-var<workgroup> Vt: array<vec4<f32>, BK * D4>;
+var<workgroup> Vt: array<vec4<f32>, BK * DV4>;
 var<workgroup> S: array<f32, R * BK>;                 // the tile's scores (base 2), LOWEST where excluded; then P̃
 var<workgroup> rowM: array<f32, R>;                   // m_i of each row (base 2)
 var<workgroup> rowL: array<f32, R>;                   // ℓ_i of each row
@@ -116,16 +128,13 @@ fn queryHead(kvh: u32, r: u32) -> u32 { return kvh * params.GROUP + r / params.L
 // Lk keys): every load is issued before any is used, so a tile's reads are all in flight at once; they are unpacked
 // to float32 only on their way into workgroup memory.
 fn loadTile(kReg: ptr<function, array<Packed, LD_MAX>>, vReg: ptr<function, array<Packed, LD_MAX>>,
-            kvBase: u32, key0: u32, Lk: u32, t: u32) {
-  for (var n = 0u; n < LD; n++) {
+            kvBase: u32, vBase: u32, key0: u32, Lk: u32, t: u32) {
+  for (var n = 0u; n < LDA; n++) {
     let e = t + n * WG;
     var kv = Packed();
     var vv = Packed();
-    if (e < BK * D4 && key0 + e / D4 < Lk) {
-      let at = kvBase + (key0 + e / D4) * params.kvRow + e % D4;
-      kv = k[at];
-      vv = v[at];
-    }
+    if (e < BK * D4 && key0 + e / D4 < Lk) { kv = k[kvBase + (key0 + e / D4) * params.kvRow + e % D4]; }
+    if (e < BK * DV4 && key0 + e / DV4 < Lk) { vv = v[vBase + (key0 + e / DV4) * params.vRow + e % DV4]; }
     (*kReg)[n] = kv;
     (*vReg)[n] = vv;
   }
@@ -141,6 +150,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let b = pair / params.Hkv;
   let kvh = pair % params.Hkv;
   let kvBase = b * params.kvBatch + kvh * params.kvHead;
+  let vBase = b * params.vBatch + kvh * params.vHead;
   if (t == 0u) { lengthShared = select(params.Lk, min(lengths[b + params.batch0], params.Lk), params.cached == 1u); }
   let Lk = workgroupUniformLoad(&lengthShared);   // this batch's valid keys
 
@@ -152,7 +162,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     rowM[r] = LOWEST;
     rowL[r] = 0.0;
   }
-  // The O slots this invocation owns: slot e = row e / D4, columns 4·(e % D4) … + 3.
+  // The O slots this invocation owns: slot e = row e / DV4, columns 4·(e % DV4) … + 3.
   var o: array<vec4<f32>, SLOT_MAX>;
   for (var n = 0u; n < SLOTS; n++) { o[n] = vec4<f32>(0.0); }
   let tiles = (Lk + BK - 1u) / BK;
@@ -161,20 +171,18 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let diagonal = i32(Lk) - i32(params.Lq);
   var kReg: array<Packed, LD_MAX>;      // the next tile's K and V, on their way from memory
   var vReg: array<Packed, LD_MAX>;
-  if (jBegin < jEnd) { loadTile(&kReg, &vReg, kvBase, jBegin * BK, Lk, t); }
+  if (jBegin < jEnd) { loadTile(&kReg, &vReg, kvBase, vBase, jBegin * BK, Lk, t); }
   for (var j = jBegin; j < jEnd; j++) {
     workgroupBarrier();  // everyone is done with the previous tile
     let key0 = j * BK;
-    for (var n = 0u; n < LD; n++) {
+    for (var n = 0u; n < LDA; n++) {
       let e = t + n * WG;
-      if (e < BK * D4) {
-        Kt[(e / D4) * KS + e % D4] = unpack(kReg[n]);
-        Vt[e] = unpack(vReg[n]);
-      }
+      if (e < BK * D4) { Kt[(e / D4) * KS + e % D4] = unpack(kReg[n]); }
+      if (e < BK * DV4) { Vt[e] = unpack(vReg[n]); }
     }
     workgroupBarrier();
     // Tile j + 1 is read from memory while tile j computes.
-    if (j + 1u < jEnd) { loadTile(&kReg, &vReg, kvBase, key0 + BK, Lk, t); }
+    if (j + 1u < jEnd) { loadTile(&kReg, &vReg, kvBase, vBase, key0 + BK, Lk, t); }
     // Scores: score e = row e / BK with key e % BK, excluded outside the row's band or past Lk.
     for (var n = 0u; n < SCORES; n++) {
       let e = t + n * WG;
@@ -214,11 +222,11 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     // Each slot: O = α·O + P̃·V_j on its four columns, the tile's products summed apart first.
     for (var n = 0u; n < SLOTS; n++) {
       let e = t + n * WG;
-      if (e < R * D4) {
-        let r = e / D4;
-        let col = e % D4;
+      if (e < R * DV4) {
+        let r = e / DV4;
+        let col = e % DV4;
         var acc = vec4<f32>(0.0);
-        for (var c = 0u; c < BK; c++) { acc = fma(vec4<f32>(S[r * BK + c]), Vt[c * D4 + col], acc); }
+        for (var c = 0u; c < BK; c++) { acc = fma(vec4<f32>(S[r * BK + c]), Vt[c * DV4 + col], acc); }
         o[n] = o[n] * rowAlpha[r] + acc;
       }
     }
@@ -226,11 +234,11 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   // This range's unnormalized O, m and ℓ of each slot's row, for `combine`.
   for (var n = 0u; n < SLOTS; n++) {
     let e = t + n * WG;
-    if (e < R * D4) {
-      let r = e / D4;
+    if (e < R * DV4) {
+      let r = e / DV4;
       let part = (pair * params.splits + split) * R + r;
-      if (e % D4 == 0u) { ML[params.headTerms + part] = vec2<f32>(rowM[r], rowL[r]); }
-      Opart[part * D4 + e % D4] = o[n];
+      if (e % DV4 == 0u) { ML[params.headTerms + part] = vec2<f32>(rowM[r], rowL[r]); }
+      Opart[part * DV4 + e % DV4] = o[n];
     }
   }
 }
@@ -243,10 +251,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
 fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
            @builtin(local_invocation_index) t: u32) {
   let e = (wid.y * nwg.x + wid.x) * CW + t;   // vec4 e: pair, row of the group, column col
-  if (e >= params.pairs * R * D4) { return; }
-  let col = e % D4;
-  let r = (e / D4) % R;
-  let pair = e / D4 / R;
+  if (e >= params.pairs * R * DV4) { return; }
+  let col = e % DV4;
+  let r = (e / DV4) % R;
+  let pair = e / DV4 / R;
   var M = LOWEST;
   for (var s = 0u; s < params.splits; s++) { M = max(M, ML[params.headTerms + (pair * params.splits + s) * R + r].x); }
   var total = 0.0;
@@ -256,7 +264,7 @@ fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
     let ml = ML[params.headTerms + part];
     let scale = exp2(ml.x - M);
     total += scale * ml.y;
-    acc += scale * Opart[part * D4 + col];
+    acc += scale * Opart[part * DV4 + col];
   }
   let seen = M > LOWEST;
   let b = pair / params.Hkv;
@@ -270,7 +278,7 @@ fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
     let top = max(M, sink);
     x = top + log2(total * exp2(M - top) + exp2(sink - top));
   }
-  O[b * params.qBatch + h * params.qHead + i * params.qRow + col] = pack(select(vec4<f32>(0.0), acc / denominator, seen));
+  O[b * params.oBatch + h * params.oHead + i * params.oRow + col] = pack(select(vec4<f32>(0.0), acc / denominator, seen));
   if (LSE == 1u && col == 0u) {
     lse[(b * params.Hq + h) * params.Lq + i] = select(bitcast<f32>(params.minusInfinity), x * 0.6931471805599453, seen || params.sinks == 1u);
   }

@@ -53,6 +53,8 @@
 //   (`sinks` = 1) each row's ℓ counts its head's sink logit once, where O is normalized (finish, or `combine`).
 // - A problem with none of the above (GENERAL = 0: no band, mask, cache lengths, softcap, ALiBi or sinks) compiles
 //   without their tests, so it keeps lean-loop's registers and prologue.
+// - V and O may have their own head size DV (DeepSeek's MLA: D = 192, DV = 128): V_j's rows and O's columns are DV
+//   wide, Q's and K_j's D. DV defaults to D, where every DV expression below is the D one it replaced.
 
 enable subgroups;
 
@@ -65,7 +67,8 @@ alias Packed = vec4<f32>;
 fn unpack(x: Packed) -> vec4<f32> { return x; }
 fn pack(x: vec4<f32>) -> Packed { return x; }
 
-override D: u32;          // head size, a multiple of 4
+override D: u32;          // head size of Q and K, a multiple of 4
+override DV: u32 = D;     // head size of V and O, a multiple of 4
 override H: u32;          // invocations per row group: a power of two, at most the subgroup size
 override BC: u32;         // keys per K/V tile, a multiple of KEYS
 override KEYS: u32;       // keys per step of the inner loop: 8, or 16 when H = 1
@@ -76,33 +79,53 @@ override ROWS: u32;       // query rows per row group: 2, or 4 (four-rows', rung
 override GENERAL: u32;    // 0: the plain problem (no band, element or block mask, cache lengths, softcap, ALiBi or
                           // sinks; rows of K and V D/4 vec4s apart): their tests fold away, K/V tiles read as one run
 
-const C_MAX: u32 = 8u;    // most vec4 columns of a row per invocation: D/4 over H, rounded up
+const C_MAX: u32 = 8u;    // most vec4 columns of a row per invocation: D/4 (and DV/4) over H, rounded up
 const LD_MAX: u32 = 8u;   // most vec4s of K_j (and of V_j) one invocation loads per tile
 
 // Params, the bindings (q, k, v, O, params, mask, blockFlags, lse, tileLists, Opart, ML), LOWEST, EXCLUDED, bandFirst,
 // bandLast, blockKept, headTerms, softcapped and naturalLse are tiled-interface.wgsl's, shared with the other tiled
 // kernel and appended by tiledKernel (tiled-host.ts), as is `combine` (combine.wgsl).
 
-override D4V: u32 = D / 4u;                       // vec4s per row
-override C: u32 = (D / 4u + H - 1u) / H;          // vec4 columns per invocation
-override KS: u32 = H * C;                         // row stride of K_j, V_j: D/4 rounded up to H·C, padded with 0
-override PAD: u32 = KS - D4V;                     // padding vec4s per row (0 when H divides D/4)
+override D4K: u32 = D / 4u;                       // vec4s per row of Q and K
+override D4V: u32 = DV / 4u;                      // vec4s per row of V and O (combine's name)
+override C: u32 = (D / 4u + H - 1u) / H;          // vec4 columns of Q per invocation
+override CV: u32 = (DV / 4u + H - 1u) / H;        // vec4 columns of O per invocation
+override KS: u32 = H * C;                         // row stride of K_j: D/4 rounded up to H·C, padded with 0
+override VS: u32 = H * CV;                        // row stride of V_j: DV/4 rounded up to H·CV, padded with 0
+override PAD: u32 = KS - D4K;                     // padding vec4s per row of K_j (0 when H divides D/4)
+override PADV: u32 = VS - D4V;                    // padding vec4s per row of V_j
 override BR: u32 = WG / H * ROWS;                 // query rows per workgroup: ROWS per row group
-override LD: u32 = (BC * D / 4u + WG - 1u) / WG;  // vec4s of K_j (and V_j) per invocation per tile
+override LD: u32 = (BC * D / 4u + WG - 1u) / WG;  // vec4s of K_j per invocation per tile
+override LDV: u32 = (BC * DV / 4u + WG - 1u) / WG;  // vec4s of V_j per invocation per tile
+override LDA: u32 = max(LD, LDV);                 // loads of both per invocation per tile
 
 var<workgroup> Kj: array<vec4<f32>, BC * KS>;
-var<workgroup> Vj: array<vec4<f32>, BC * KS>;
+var<workgroup> Vj: array<vec4<f32>, BC * VS>;
 var<workgroup> listShared: vec2<u32>;
 var<workgroup> lengthShared: u32;
 
 fn max4(v4: vec4<f32>) -> f32 { return max(max(v4.x, v4.y), max(v4.z, v4.w)); }
 
-fn inRow(col: u32) -> bool { return PAD == 0u || col < D4V; }
+fn inRow(col: u32) -> bool { return PAD == 0u || col < D4K; }
+fn inRowV(col: u32) -> bool { return PADV == 0u || col < D4V; }
 
-// Vec4 e of a tile (row e / D4V, column e % D4V) in workgroup memory, whose rows are KS vec4s long.
+// Vec4 e of a K tile (row e / D4K, column e % D4K) in workgroup memory, whose rows are KS vec4s long.
 fn onChip(e: u32) -> u32 {
   if (PAD == 0u) { return e; }
-  return (e / D4V) * KS + e % D4V;
+  return (e / D4K) * KS + e % D4K;
+}
+
+// Vec4 e of a V tile (row e / D4V, column e % D4V) in workgroup memory, whose rows are VS vec4s long.
+fn onChipV(e: u32) -> u32 {
+  if (PADV == 0u) { return e; }
+  return (e / D4V) * VS + e % D4V;
+}
+
+// A stride of V from K's (batch, head or row, in vec4s): in either layout every stride of K is a whole number of its
+// rows' D/4 vec4s, and V's is the same number of DV/4 (the uniform holds K's only; DV = D reads K's as before).
+fn vStride(kStride: u32) -> u32 {
+  if (DV == D) { return kStride; }
+  return kStride / D4K * D4V;
 }
 
 // s + q · (k0, k1, k2, k3) for four keys at once, as 4 chained multiply-adds.
@@ -128,11 +151,18 @@ fn sumShares(a0: ptr<function, vec4<f32>>, b0: ptr<function, vec4<f32>>, a1: ptr
   *b1 += subgroupShuffleXor(*b1, lane);
 }
 
-// Where vec4 e of the K/V tile that starts at key key0 lies, from its head's start: one run of the tile's vec4s in
+// Where vec4 e of the K tile that starts at key key0 lies, from its head's start: one run of the tile's vec4s in
 // the plain problem (whose rows are dense), each row found through its stride otherwise.
 fn kvAt(key0: u32, e: u32) -> u32 {
+  if (GENERAL == 0u) { return key0 * D4K + e; }
+  return (key0 + e / D4K) * params.kvRow + e % D4K;
+}
+
+// The same for vec4 e of the V tile, from its head's start (vBase).
+fn vAt(key0: u32, e: u32) -> u32 {
+  if (DV == D) { return kvAt(key0, e); }
   if (GENERAL == 0u) { return key0 * D4V + e; }
-  return (key0 + e / D4V) * params.kvRow + e % D4V;
+  return (key0 + e / D4V) * vStride(params.kvRow) + e % D4V;
 }
 
 // Scores of tile keys c .. c + 3, LOWEST for those at or past `keys` (the keys of the tile that exist).
@@ -192,6 +222,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let qBase = b * params.qBatch + hq * params.qHead;   // Q of (b, hq), in vec4s
   let oBase = b * params.oBatch + hq * params.oHead;   // O of (b, hq)
   let kvBase = b * params.kvBatch + (hq / params.GROUP) * params.kvHead;
+  let vBase = b * vStride(params.kvBatch) + (hq / params.GROUP) * vStride(params.kvHead);
   let bm = b + params.batch0;        // the batch in the masks
   var Lk = params.Lk;                // this batch's valid keys
   if (GENERAL == 1u) {
@@ -213,7 +244,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   var q1: array<vec4<f32>, C_MAX>;
   var q2: array<vec4<f32>, C_MAX>;
   var q3: array<vec4<f32>, C_MAX>;
-  var o0: array<vec4<f32>, C_MAX>;
+  var o0: array<vec4<f32>, C_MAX>;   // o0[x]: row 0, vec4 column h + H·x of O (CV of them)
   var o1: array<vec4<f32>, C_MAX>;
   var o2: array<vec4<f32>, C_MAX>;
   var o3: array<vec4<f32>, C_MAX>;
@@ -223,16 +254,18 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     let col = h + H * x;
     if (row0 < Lq && inRow(col)) { q0[x] = unpack(q[qBase + row0 * params.qRow + col]) * params.scaleLog2; }
     if (row1 < Lq && inRow(col)) { q1[x] = unpack(q[qBase + row1 * params.qRow + col]) * params.scaleLog2; }
-    o0[x] = vec4<f32>(0.0);
-    o1[x] = vec4<f32>(0.0);
     if (ROWS == 4u) {
       q2[x] = vec4<f32>(0.0);
       q3[x] = vec4<f32>(0.0);
       if (row2 < Lq && inRow(col)) { q2[x] = unpack(q[qBase + row2 * params.qRow + col]) * params.scaleLog2; }
       if (row3 < Lq && inRow(col)) { q3[x] = unpack(q[qBase + row3 * params.qRow + col]) * params.scaleLog2; }
-      o2[x] = vec4<f32>(0.0);
-      o3[x] = vec4<f32>(0.0);
     }
+  }
+  for (var x = 0u; x < CV; x++) {
+    o0[x] = vec4<f32>(0.0);
+    o1[x] = vec4<f32>(0.0);
+    o2[x] = vec4<f32>(0.0);
+    o3[x] = vec4<f32>(0.0);
   }
   var m0 = LOWEST;                   // m_i (base 2) of the rows
   var m1 = LOWEST;
@@ -243,10 +276,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   var l2 = 0.0;
   var l3 = 0.0;
 
-  for (var e = t; e < BC * PAD; e += WG) {
-    Kj[(e / max(PAD, 1u)) * KS + D4V + e % max(PAD, 1u)] = vec4<f32>(0.0);
-    Vj[(e / max(PAD, 1u)) * KS + D4V + e % max(PAD, 1u)] = vec4<f32>(0.0);
-  }
+  for (var e = t; e < BC * PAD; e += WG) { Kj[(e / max(PAD, 1u)) * KS + D4K + e % max(PAD, 1u)] = vec4<f32>(0.0); }
+  for (var e = t; e < BC * PADV; e += WG) { Vj[(e / max(PADV, 1u)) * VS + D4V + e % max(PADV, 1u)] = vec4<f32>(0.0); }
 
   // The tiles any row of this workgroup sees: from the first key of its first row's band to the last of its last's,
   // or the host's list of them under a block mask; this workgroup takes range `split` of them.
@@ -281,15 +312,16 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   var kNext: array<vec4<f32>, LD_MAX>;
   var vNext: array<vec4<f32>, LD_MAX>;
   if (PREFETCH == 1u) {
-    for (var n = 0u; n < LD; n++) {
+    for (var n = 0u; n < LDA; n++) {
       let e = t + n * WG;
       kNext[n] = vec4<f32>(0.0);
       vNext[n] = vec4<f32>(0.0);
-      let key = tileAt(nBegin, jFirst, listStart) * BC + e / D4V;
-      if (e < BC * D4V && nBegin < nEnd && key < Lk) {
-        let at = kvBase + kvAt(tileAt(nBegin, jFirst, listStart) * BC, e);
-        kNext[n] = unpack(k[params.kStart + at]);
-        vNext[n] = unpack(v[params.vStart + at]);
+      let key0 = tileAt(nBegin, jFirst, listStart) * BC;
+      if (e < BC * D4K && nBegin < nEnd && key0 + e / D4K < Lk) {
+        kNext[n] = unpack(k[params.kStart + kvBase + kvAt(key0, e)]);
+      }
+      if (e < BC * D4V && nBegin < nEnd && key0 + e / D4V < Lk) {
+        vNext[n] = unpack(v[params.vStart + vBase + vAt(key0, e)]);
       }
     }
   }
@@ -297,37 +329,36 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     let j = tileAt(step, jFirst, listStart);
     let key0 = j * BC;
     workgroupBarrier();  // everyone is done with K_j, V_j of the previous tile
-    for (var n = 0u; n < LD; n++) {
+    for (var n = 0u; n < LDA; n++) {
       let e = t + n * WG;
-      if (e < BC * D4V) {
+      if (e < BC * D4K) {
         if (PREFETCH == 1u) {
           Kj[onChip(e)] = kNext[n];
-          Vj[onChip(e)] = vNext[n];
         } else {
           var kv = vec4<f32>(0.0);
-          var vv = vec4<f32>(0.0);
-          if (key0 + e / D4V < Lk) {
-            let at = kvBase + kvAt(key0, e);
-            kv = unpack(k[params.kStart + at]);
-            vv = unpack(v[params.vStart + at]);
-          }
+          if (key0 + e / D4K < Lk) { kv = unpack(k[params.kStart + kvBase + kvAt(key0, e)]); }
           Kj[onChip(e)] = kv;
-          Vj[onChip(e)] = vv;
+        }
+      }
+      if (e < BC * D4V) {
+        if (PREFETCH == 1u) {
+          Vj[onChipV(e)] = vNext[n];
+        } else {
+          var vv = vec4<f32>(0.0);
+          if (key0 + e / D4V < Lk) { vv = unpack(v[params.vStart + vBase + vAt(key0, e)]); }
+          Vj[onChipV(e)] = vv;
         }
       }
     }
     workgroupBarrier();
     if (PREFETCH == 1u && step + 1u < nEnd) {
       let next0 = tileAt(step + 1u, jFirst, listStart) * BC;   // the next tile's first key
-      for (var n = 0u; n < LD; n++) {
+      for (var n = 0u; n < LDA; n++) {
         let e = t + n * WG;
         kNext[n] = vec4<f32>(0.0);
         vNext[n] = vec4<f32>(0.0);
-        if (e < BC * D4V && next0 + e / D4V < Lk) {
-          let at = kvBase + kvAt(next0, e);
-          kNext[n] = unpack(k[params.kStart + at]);
-          vNext[n] = unpack(v[params.vStart + at]);
-        }
+        if (e < BC * D4K && next0 + e / D4K < Lk) { kNext[n] = unpack(k[params.kStart + kvBase + kvAt(next0, e)]); }
+        if (e < BC * D4V && next0 + e / D4V < Lk) { vNext[n] = unpack(v[params.vStart + vBase + vAt(next0, e)]); }
       }
     }
 
@@ -386,7 +417,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         }
       }
       // The group's sum, one shuffle level per halving of H, written out rather than looped (see the header). The
-      // host keeps H ≤ 8 (H = 8 only with ROWS = 4, at d = 128 with C ≤ 4) and KEYS = 8 when H > 1.
+      // host keeps H ≤ 8 (H = 8 with ROWS = 4 at d = 128, and for head sizes above 128) and KEYS = 8 when H > 1.
       if (H > 1u) { sumShares(&s0a, &s0b, &s1a, &s1b, 1u); }
       if (H > 2u) { sumShares(&s0a, &s0b, &s1a, &s1b, 2u); }
       if (H > 4u) { sumShares(&s0a, &s0b, &s1a, &s1b, 4u); }
@@ -458,13 +489,13 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         let alpha = exp2(m0 - mx0);
         m0 = mx0;
         l0 *= alpha;
-        for (var x = 0u; x < C; x++) { o0[x] *= alpha; }
+        for (var x = 0u; x < CV; x++) { o0[x] *= alpha; }
       }
       if (mx1 > m1 + TAU) {
         let alpha = exp2(m1 - mx1);
         m1 = mx1;
         l1 *= alpha;
-        for (var x = 0u; x < C; x++) { o1[x] *= alpha; }
+        for (var x = 0u; x < CV; x++) { o1[x] *= alpha; }
       }
       var p2a = vec4<f32>(0.0);
       var p2b = vec4<f32>(0.0);
@@ -477,13 +508,13 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
           let alpha = exp2(m2 - mx2);
           m2 = mx2;
           l2 *= alpha;
-          for (var x = 0u; x < C; x++) { o2[x] *= alpha; }
+          for (var x = 0u; x < CV; x++) { o2[x] *= alpha; }
         }
         if (mx3 > m3 + TAU) {
           let alpha = exp2(m3 - mx3);
           m3 = mx3;
           l3 *= alpha;
-          for (var x = 0u; x < C; x++) { o3[x] *= alpha; }
+          for (var x = 0u; x < CV; x++) { o3[x] *= alpha; }
         }
         p2a = exp2(s2a - m2);
         p2b = exp2(s2b - m2);
@@ -515,16 +546,16 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
       // roundings instead of N (docs/error-bound.md). Rung 21 adds each product straight into O, one addition fewer
       // per vec4 and step (4.77 against 5.01 ms at 4×8192×128 on the H100), but its sequential bound misses hw4's
       // 5e-3 on uniform data at N = 8192, d = 128, where hw4-cli then computes in float64 on the CPU (docs/sdpa.md).
-      for (var x = 0u; x < C; x++) {
+      for (var x = 0u; x < CV; x++) {
         let col = h + H * x;
-        let v0 = Vj[c * KS + col];
-        let v1 = Vj[(c + 1u) * KS + col];
-        let v2 = Vj[(c + 2u) * KS + col];
-        let v3 = Vj[(c + 3u) * KS + col];
-        let v4 = Vj[(c + 4u) * KS + col];
-        let v5 = Vj[(c + 5u) * KS + col];
-        let v6 = Vj[(c + 6u) * KS + col];
-        let v7 = Vj[(c + 7u) * KS + col];
+        let v0 = Vj[c * VS + col];
+        let v1 = Vj[(c + 1u) * VS + col];
+        let v2 = Vj[(c + 2u) * VS + col];
+        let v3 = Vj[(c + 3u) * VS + col];
+        let v4 = Vj[(c + 4u) * VS + col];
+        let v5 = Vj[(c + 5u) * VS + col];
+        let v6 = Vj[(c + 6u) * VS + col];
+        let v7 = Vj[(c + 7u) * VS + col];
         var o0x = addPV(addPV(vec4<f32>(0.0), p0a, v0, v1, v2, v3), p0b, v4, v5, v6, v7);
         var o1x = addPV(addPV(vec4<f32>(0.0), p1a, v0, v1, v2, v3), p1b, v4, v5, v6, v7);
         if (ROWS == 4u) {
@@ -532,14 +563,14 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
           o3[x] += addPV(addPV(vec4<f32>(0.0), p3a, v0, v1, v2, v3), p3b, v4, v5, v6, v7);
         }
         if (KEYS == 16u) {
-          let v8 = Vj[(c + 8u) * KS + col];
-          let v9 = Vj[(c + 9u) * KS + col];
-          let v10 = Vj[(c + 10u) * KS + col];
-          let v11 = Vj[(c + 11u) * KS + col];
-          let v12 = Vj[(c + 12u) * KS + col];
-          let v13 = Vj[(c + 13u) * KS + col];
-          let v14 = Vj[(c + 14u) * KS + col];
-          let v15 = Vj[(c + 15u) * KS + col];
+          let v8 = Vj[(c + 8u) * VS + col];
+          let v9 = Vj[(c + 9u) * VS + col];
+          let v10 = Vj[(c + 10u) * VS + col];
+          let v11 = Vj[(c + 11u) * VS + col];
+          let v12 = Vj[(c + 12u) * VS + col];
+          let v13 = Vj[(c + 13u) * VS + col];
+          let v14 = Vj[(c + 14u) * VS + col];
+          let v15 = Vj[(c + 15u) * VS + col];
           o0x = addPV(addPV(o0x, p0c, v8, v9, v10, v11), p0d, v12, v13, v14, v15);
           o1x = addPV(addPV(o1x, p1c, v8, v9, v10, v11), p1d, v12, v13, v14, v15);
         }
@@ -559,14 +590,14 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let part0 = (pair * params.splits + split) * Lq + row0;
   if (row0 < Lq) {
     if (h == 0u) { ML[part0] = vec2<f32>(m0, l0); }
-    for (var x = 0u; x < C; x++) {
-      if (inRow(h + H * x)) { Opart[part0 * D4V + h + H * x] = o0[x]; }
+    for (var x = 0u; x < CV; x++) {
+      if (inRowV(h + H * x)) { Opart[part0 * D4V + h + H * x] = o0[x]; }
     }
   }
   if (row1 < Lq) {
     if (h == 0u) { ML[part0 + 1u] = vec2<f32>(m1, l1); }
-    for (var x = 0u; x < C; x++) {
-      if (inRow(h + H * x)) { Opart[(part0 + 1u) * D4V + h + H * x] = o1[x]; }
+    for (var x = 0u; x < CV; x++) {
+      if (inRowV(h + H * x)) { Opart[(part0 + 1u) * D4V + h + H * x] = o1[x]; }
     }
   }
   if (ROWS == 4u && row2 < Lq) { storePart(part0 + 2u, h, m2, l2, o2); }
@@ -576,8 +607,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
 // Writes a row's unnormalized O (this invocation's columns), m and ℓ for `combine`.
 fn storePart(part: u32, h: u32, m: f32, l: f32, o: array<vec4<f32>, C_MAX>) {
   if (h == 0u) { ML[part] = vec2<f32>(m, l); }
-  for (var x = 0u; x < C; x++) {
-    if (inRow(h + H * x)) { Opart[part * D4V + h + H * x] = o[x]; }
+  for (var x = 0u; x < CV; x++) {
+    if (inRowV(h + H * x)) { Opart[part * D4V + h + H * x] = o[x]; }
   }
 }
 
@@ -591,8 +622,8 @@ fn finish(at: u32, row: u32, h: u32, m: f32, l: f32, o: array<vec4<f32>, C_MAX>,
   let sinks = GENERAL == 1u && params.sinks == 1u;
   var total = l;
   if (sinks) { total = l + exp2(min(sink - m, 126.0)); }
-  for (var x = 0u; x < C; x++) {
-    if (inRow(h + H * x)) { O[at + h + H * x] = pack(select(vec4<f32>(0.0), o[x] / total, seen)); }
+  for (var x = 0u; x < CV; x++) {
+    if (inRowV(h + H * x)) { O[at + h + H * x] = pack(select(vec4<f32>(0.0), o[x] / total, seen)); }
   }
   if (params.writeLse == 1u && h == 0u) {
     var x = m + log2(l);
