@@ -10,7 +10,7 @@
  * 5. OUTPUT and the log-sum-exps committed together (@fa/io's OutputGroup): both, or neither of the regular files.
  */
 import type { RunEnv, SdpaDims, SdpaOptions } from '@fa/core';
-import { SdpaArgumentError } from '@fa/core';
+import { SdpaArgumentError, valueHeadSize } from '@fa/core';
 import { encodeNpy, OutputGroup, STDIO_PATH, type NpyArray } from '@fa/io/node';
 import { attention, dimsOf, float32OverflowReason, planAttention, sdpaProblem, SdpaOverflowError, tensorRange, type AttentionResult, type SdpaTensor } from '@fa/sdpa';
 import { expectPositionals, stringFlag, type Values } from '../args.js';
@@ -167,6 +167,6 @@ function asInputError(error: unknown): unknown {
 
 /** `--impl cpu-fp32` on values where its float32 could overflow: refused (the default computes them in float64). */
 function refuseCpuOverflow(q: SdpaTensor, k: SdpaTensor, v: SdpaTensor, dims: SdpaDims, options: SdpaOptions, dtype: 'f32' | 'f16'): void {
-  const reason = float32OverflowReason('cpu-fp32', tensorRange(q.data, k.data, v.data, dims.d), sdpaProblem(dims, options), dtype);
+  const reason = float32OverflowReason('cpu-fp32', tensorRange(q.data, k.data, v.data, dims.d, valueHeadSize(dims)), sdpaProblem(dims, options), dtype);
   if (reason !== undefined) throw asInputError(new SdpaOverflowError('cpu-fp32', reason));
 }
