@@ -47,6 +47,9 @@ export function onnxProblem(dims: SdpaDims, options: SdpaOptions, dtype: 'f32' |
   if (masked) return 'masks, windows and cache lengths are not among its attention operators here';
   if (options.scoreMod !== undefined || options.maskMod !== undefined) return 'score and mask functions are not among its attention operators';
   if (options.scale !== undefined) return 'a custom scale is not timed';
+  // GroupQueryAttention takes one head size for Q, K and V, and the model chains its nodes through the query (each
+  // output is the next node's query), so an output of another head size cannot be expressed.
+  if (dims.dv !== undefined && dims.dv !== d) return `dv = ${dims.dv} ≠ d = ${d}: GroupQueryAttention takes one head size, and the model chains its nodes through the query; not timed`;
   const problem = { B, Hq, Hkv, L: Lq, d, causal: options.causal === true, dtype };
   return onnxUnsupported(problem) ?? problem;
 }

@@ -8,7 +8,7 @@
  * events around each call, median of its repeats.
  */
 import { spawnSync } from 'node:child_process';
-import { checked, computePipelines, PassTimer, rowOffset, sdpaProblem, type GpuContext, type SdpaDims, type SdpaOptions } from '@fa/core';
+import { checked, computePipelines, PassTimer, rowOffset, sdpaProblem, valueHeadSize, type GpuContext, type SdpaDims, type SdpaOptions } from '@fa/core';
 import { sdpaOracleRow } from '@fa/reference';
 import { keepBusy } from './warm-up.js';
 import { floatsToHalves, halvesToFloats, prepareAttention, type DecodeTuning, type GpuKernelId, type TensorType } from '@fa/sdpa';
@@ -120,11 +120,15 @@ export const SDPA_BENCH_CASES: readonly SdpaBenchCase[] = [
   { name: 'causal, 1×12×4096×64', dims: { B: 1, Hq: 12, Hkv: 12, Lq: 4096, Lk: 4096, d: 64 }, options: { causal: true } },
   { name: 'causal as a mask function, 1×12×4096×64', dims: { B: 1, Hq: 12, Hkv: 12, Lq: 4096, Lk: 4096, d: 64 }, options: { maskMod: CAUSAL_MASK }, documents: 1, reference: () => ({ causal: true }) },
   documentsCase(8, 4096),
+  // Head sizes past 128 and V's own head size (attention-fp32; attention-matrix takes d = dv up to 128): Gemma 2 and
+  // 3's d = 256 with grouped KV heads, and DeepSeek's MLA shape, d = 192 for Q and K, dv = 128 for V.
+  { name: 'Gemma d = 256 prefill, 1×16/8×4096×256, causal, f16', dims: { B: 1, Hq: 16, Hkv: 8, Lq: 4096, Lk: 4096, d: 256 }, options: { causal: true }, dtype: 'f16' },
+  { name: 'MLA-shaped prefill, d = 192, dv = 128, 1×16×4096, causal, f16', dims: { B: 1, Hq: 16, Hkv: 16, Lq: 4096, Lk: 4096, d: 192, dv: 128 }, options: { causal: true }, dtype: 'f16' },
 ];
 
-/** Bytes of K and V one call reads at least (each element once). */
+/** Bytes of K and V one call reads at least (each element once; V's rows of dv). */
 export function kvBytes({ dims, dtype }: SdpaBenchCase): number {
-  return 2 * dims.B * dims.Hkv * dims.Lk * dims.d * (dtype === 'f16' ? 2 : 4);
+  return dims.B * dims.Hkv * dims.Lk * (dims.d + valueHeadSize(dims)) * (dtype === 'f16' ? 2 : 4);
 }
 
 export interface SdpaBenchRow {
@@ -178,6 +182,7 @@ const LEAD_MS = 20;
 /** Times one case on our kernel; its error on `samples` rows first. */
 export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number, perRound: number, samples = 8): Promise<Omit<SdpaBenchRow, 'torch'>> {
   const { B, Hq, Hkv, Lq, Lk, d } = c.dims;
+  const dv = valueHeadSize(c.dims);
   const problem = sdpaProblem(c.dims, c.reference?.() ?? c.options);
   // A tensor as stored (f16 bits for f16 cases) and as the float64 rows see it (the same values).
   const tensor = (count: number, seed: number): { stored: Float32Array | Uint16Array; exact: Float32Array } => {
@@ -188,7 +193,7 @@ export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number
   };
   const tq = tensor(B * Hq * Lq * d, 1);
   const tk = tensor(B * Hkv * Lk * d, 2);
-  const tv = tensor(B * Hkv * Lk * d, 3);
+  const tv = tensor(B * Hkv * Lk * dv, 3);
   const [q, k, v] = [tq.exact, tk.exact, tv.exact];
   const prepared = await prepareAttention(gpu, c.dims, { ...c.options, dtype: c.dtype ?? 'f32', ...(c.kernel ? { kernel: c.kernel } : {}), ...tuningFromEnvironment() });
   try {
@@ -198,7 +203,7 @@ export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number
     for (let n = 0; n < samples; n++) {
       const [b, h, i] = [n % B, (n * 7) % Hq, Math.floor(((n + 0.5) / samples) * Lq)];
       const exact = sdpaOracleRow(problem, q, k, v, b, h, i);
-      const at = rowOffset(problem.layout, Hq, Lq, d, b, h, i);
+      const at = rowOffset(problem.layout, Hq, Lq, dv, b, h, i);
       exact.forEach((e, x) => (maxError = Math.max(maxError, Math.abs(e - (out[at + x] as number)))));
     }
     const { device } = gpu;
@@ -207,7 +212,7 @@ export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number
       device.queue.writeBuffer(buffer, 0, data);
       return buffer;
     };
-    const buffers = { q: make(tq.stored), k: make(tk.stored), v: make(tv.stored), out: make(tq.stored) };
+    const buffers = { q: make(tq.stored), k: make(tk.stored), v: make(tv.stored), out: make(ran.out) };
     // Each dispatch its own pair of timestamps (wall-clock when the adapter has none). A timed round starts with
     // `lead` untimed dispatches, so that the GPU has been busy for about 20 ms when the timed ones run: between rounds
     // it waits for the readback, and short rounds let the clock fall (warm-up.ts).
@@ -275,12 +280,13 @@ def failed(error):
 out = []
 for c in cases:
     B, Hq, Hkv, Lq, Lk, d = (c['dims'][n] for n in ('B', 'Hq', 'Hkv', 'Lq', 'Lk', 'd'))
+    dv = c['dims'].get('dv', d)  # V's head size: SDPA takes v with a last dimension of its own
     row = {}
     for name, dtype in (('fp32', torch.float32), ('fp16', torch.float16)):
         try:
             q = torch.rand(B, Hq, Lq, d, device='cuda', dtype=dtype) * 2 - 1
             k = torch.rand(B, Hkv, Lk, d, device='cuda', dtype=dtype) * 2 - 1
-            v = torch.rand(B, Hkv, Lk, d, device='cuda', dtype=dtype) * 2 - 1
+            v = torch.rand(B, Hkv, Lk, dv, device='cuda', dtype=dtype) * 2 - 1
             kw = {'enable_gqa': True} if Hq != Hkv else {}
             keep = None  # which (query, key) pairs take part, as a mask function of FlexAttention
             if c.get('causal') and Lq == Lk:

@@ -20,9 +20,9 @@ const print = (line: string): void => {
   process.stdout.write(`${line}\n`);
 };
 
-/** Matrix work of one call, TFLOP: 4·B·Hq·Lq·Lk·d, halved for a causal square problem. */
+/** Matrix work of one call, TFLOP: 2·B·Hq·Lq·Lk·(d + dv) (4·…·d where dv = d), halved for a causal square problem. */
 function teraFlops({ dims, options }: SdpaBenchCase): number {
-  const full = 4 * dims.B * dims.Hq * dims.Lq * dims.Lk * dims.d;
+  const full = 2 * dims.B * dims.Hq * dims.Lq * dims.Lk * (dims.d + (dims.dv ?? dims.d));
   return (options.causal === true && dims.Lq === dims.Lk ? full / 2 : full) / 1e12;
 }
 
