@@ -39,6 +39,7 @@ const stand = vi.hoisted(() => {
       createBuffer: ({ size }: { size: number }) => buffer(size),
       queue: { writeBuffer: () => undefined, submit: () => undefined },
       createCommandEncoder: () => ({ copyBufferToBuffer: () => undefined, finish: () => ({}) }),
+      createShaderModule: () => ({ getCompilationInfo: () => Promise.resolve({ messages: [] }) }),
       pushErrorScope: () => undefined,
       popErrorScope: () => Promise.resolve(null),
     },
@@ -73,6 +74,15 @@ vi.mock('../../../packages/sdpa/src/fp32/attention-fp32.js', async (importOrigin
 vi.mock('../../../packages/sdpa/src/matrix/attention-matrix.js', async (importOriginal) => {
   const actual = await importOriginal<typeof import('../../../packages/sdpa/src/matrix/attention-matrix.js')>();
   return { ...actual, matrixPlan: vi.fn(actual.matrixPlan) };
+});
+// The stand-in GPU runs no shader: score and mask functions evaluate to the identity and to every key visible.
+vi.mock('../../../packages/sdpa/src/mods/mod-host.js', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('../../../packages/sdpa/src/mods/mod-host.js')>();
+  const evaluateMods = vi.fn((_gpu: unknown, problem: { dims: { B: number; Hq: number; Lq: number; Lk: number } }) => {
+    const { B, Hq, Lq, Lk } = problem.dims;
+    return Promise.resolve({ scores: new Float32Array(B * Hq * Lq * Lk), visible: new Uint8Array(B * Hq * Lq * Lk).fill(1) });
+  });
+  return { ...actual, evaluateMods };
 });
 vi.mock('../../../packages/sdpa/src/decode/attention-decode.js', async (importOriginal) => {
   const actual = await importOriginal<typeof import('../../../packages/sdpa/src/decode/attention-decode.js')>();
