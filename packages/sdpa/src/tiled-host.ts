@@ -133,16 +133,56 @@ export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, 
   /** Stand-ins for the partial results when the keys are not split (writable bindings may not share a buffer). */
   const unsplit = { Opart: storage(`${id} no partial O`, undefined), ML: storage(`${id} no partial m, ℓ`, undefined) };
   const banded = bandTileCounts(problem, plan);
+  /** The key ranges per row block of a run of `batches` batches. */
+  const splitsFor = (batches: number): { splits: number; perSplit: number } =>
+    splitsSet !== undefined
+      ? { splits: splitsSet, perSplit: 0 }
+      : banded
+        ? bandSplits(banded, batches * Hq)
+        : { splits: Math.min(tiles, keySplits(batches * Hq * Tr, tiles) * (problem.blockMask ? BLOCK_MASK_SPLIT_FACTOR : 1)), perSplit: 0 };
+  /** The uniform of a run (made once per run of batches). */
+  const paramsOf = (batch0: number, batches: number): GPUBuffer =>
+    runUniforms.of(batch0, batches, () => {
+      const { splits, perSplit } = splitsFor(batches);
+      return packUniforms(fields, { ...uniformsOf(batch0, batches, splits, perSplit), ...plan.switches });
+    });
+  /**
+   * A mask function's tile lists for every batch, written once (their buffers are the caller's typed arrays, so the
+   * lists never change): the pre-pass over all B batches, with stand-ins for the tensors it does not read.
+   */
+  async function writeFixedLists(): Promise<void> {
+    const { B } = problem.dims;
+    const standIn = (name: string): GPUBuffer => storage(`${id} stand-in ${name}`, undefined);
+    const resources: Record<string, TensorBinding> = {
+      ...fixed,
+      ...unsplit,
+      q: standIn('q'),
+      k: standIn('k'),
+      v: standIn('v'),
+      O: standIn('O'),
+      params: paramsOf(0, B),
+    };
+    await checked(gpu, `writing the tile lists of ${id}'s mask function`, () => {
+      const group = device.createBindGroup({
+        label: `${id} mask function's tile lists`,
+        layout: layout.getBindGroupLayout(0),
+        entries: bindings.map(({ binding, name }) => ({ binding, resource: bindingResource(resources[name] as TensorBinding) })),
+      });
+      const encoder = device.createCommandEncoder({ label: `${id} mask function's tile lists` });
+      const pass = encoder.beginComputePass({ label: `${id} mask function's tile lists` });
+      pass.setBindGroup(0, group);
+      mods?.encode(pass, pipelines.modTiles, B);
+      pass.end();
+      device.queue.submit([encoder.finish()]);
+      return Promise.resolve();
+    });
+  }
+  if (mods?.listsFixed) await writeFixedLists();
   return {
     plan,
     encode(encoder, buffers, batch0, batches, timestampWrites) {
-      const { splits, perSplit } =
-        splitsSet !== undefined
-          ? { splits: splitsSet, perSplit: 0 }
-          : banded
-            ? bandSplits(banded, batches * Hq)
-            : { splits: Math.min(tiles, keySplits(batches * Hq * Tr, tiles) * (problem.blockMask ? BLOCK_MASK_SPLIT_FACTOR : 1)), perSplit: 0 };
-      const params = runUniforms.of(batch0, batches, () => packUniforms(fields, { ...uniformsOf(batch0, batches, splits, perSplit), ...plan.switches }));
+      const { splits } = splitsFor(batches);
+      const params = paramsOf(batch0, batches);
       const partial = splits > 1 ? scratchFor(batches * Hq * splits * Lq) : unsplit;
       if (problem.cacheLengths && !buffers.lengths) throw new RangeError(`${id}: the problem has cache lengths; bind a lengths buffer`);
       const resources: Record<string, TensorBinding> = {
@@ -163,7 +203,7 @@ export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, 
       });
       const pass = encoder.beginComputePass({ label: id, ...(timestampWrites ? { timestampWrites } : {}) });
       pass.setBindGroup(0, group);
-      mods?.encode(pass, pipelines.modTiles, batches);
+      mods?.encode(pass, pipelines.modTiles, batches, !mods.listsFixed);
       pass.setPipeline(pipelines.main);
       pass.dispatchWorkgroups(...grid2d(gpu, batches * Hq * Tr * splits));
       if (splits > 1) {

@@ -65,8 +65,18 @@ export interface PreparedMods {
   readonly entryPoints: readonly 'modTiles'[];
   /** The tile lists the pre-pass writes, when it does. */
   readonly tileLists?: GPUBuffer;
-  /** Binds group 1 and, with lists, dispatches the pre-pass for a run of `batches` batches (group 0 bound already). */
-  encode(pass: GPUComputePassEncoder, modTiles: GPUComputePipeline | undefined, batches: number): void;
+  /**
+   * Whether the lists stay as they are once written: every mod buffer is the caller's typed array, uploaded once, so
+   * mask_mod reads the same values in every run. The host then writes them once, when it prepares the kernel, as
+   * FlexAttention builds its block mask once; with a caller's GPU buffer (which may change between runs) the pre-pass
+   * runs before each dispatch.
+   */
+  readonly listsFixed: boolean;
+  /**
+   * Binds group 1 and, with lists, dispatches the pre-pass for a run of `batches` batches (group 0 bound already);
+   * `prePass` false: only group 1 (the lists were written when the kernel was prepared).
+   */
+  encode(pass: GPUComputePassEncoder, modTiles: GPUComputePipeline | undefined, batches: number, prePass?: boolean): void;
 }
 
 /** Group 1 and the pre-pass of a tiled plan's functions (`group0`: the kernel's own layout). */
@@ -83,9 +93,10 @@ export function prepareMods(gpu: GpuContext, problem: SdpaProblem, plan: { reado
     layout: pipeline,
     entryPoints: lists ? ['modTiles'] : [],
     ...(lists ? { tileLists: owned.storage('attention-fp32 tile lists of the mask function', undefined, 4 * listWords) } : {}),
-    encode(pass, modTiles, batches) {
+    listsFixed: lists && mods.buffers.every((entry) => entry.buffer === undefined),
+    encode(pass, modTiles, batches, prePass = true) {
       pass.setBindGroup(1, group);
-      if (!lists || !modTiles) return;
+      if (!lists || !modTiles || !prePass) return;
       pass.setPipeline(modTiles);
       pass.dispatchWorkgroups(...grid2d(gpu, batches * Hq * Tr));
     },
