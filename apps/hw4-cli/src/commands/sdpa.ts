@@ -27,7 +27,7 @@ const print = (line: string): void => {
 /** What each implementation is, for `sdpa --list`. */
 const ABOUT: Record<SdpaImpl, string> = {
   'attention-fp32': "GPU kernel: lean-loop's loop with heads, groups, bands and masks; f32 or f16 tensors, float32 arithmetic",
-  'attention-matrix': "GPU kernel on the matrix units: resident-o's loop with heads, groups, bands and masks; f16 products for f16 tensors, high and low f16 parts for f32 (values within ±65504)",
+  'attention-matrix': "GPU kernel on the matrix units: resident-o's and f16-resident's loop with heads, groups, bands and masks; f16 products for f16 tensors (their default where it runs), high and low f16 parts for f32 (values within ±65504)",
   'attention-decode': 'GPU kernel for a few query rows per head over long keys: the heads of a KV group together, keys split over workgroups',
   'cpu-fp32': 'the plain float32 computation on one CPU thread',
 };
