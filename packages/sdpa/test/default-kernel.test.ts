@@ -4,18 +4,10 @@
  * and for what attention-matrix declines, the decode kernel for a few query rows.
  */
 import { describe, expect, it } from 'vitest';
-import { SUBGROUP_MATRIX_FEATURE, type GpuContext, type SdpaDims } from '@fa/core';
+import type { GpuContext, SdpaDims } from '@fa/core';
 import { planAttention, type PrepareOptions } from '../src/prepare.js';
+import { H100_LIKE } from './h100-like.js';
 
-const H100_LIKE = {
-  device: { features: new Set(['subgroups', 'shader-f16', 'timestamp-query', SUBGROUP_MATRIX_FEATURE]) },
-  adapter: { info: { subgroupMatrixConfigs: [{ componentType: 'f16', resultComponentType: 'f32', M: 16, N: 16, K: 16 }] } },
-  report: {
-    subgroupMinSize: 32,
-    subgroupMaxSize: 32,
-    limits: { maxComputeWorkgroupStorageSize: 49152, maxStorageBufferBindingSize: 2147483644, maxBufferSize: 2 ** 40 },
-  },
-} as unknown as GpuContext;
 /** The same adapter without subgroup matrices. */
 const NO_MATRICES = { ...H100_LIKE, device: { features: new Set(['subgroups', 'shader-f16', 'timestamp-query']) } } as unknown as GpuContext;
 

@@ -7,23 +7,13 @@
  * described without a GPU, so the snapshots are the same on every machine.
  */
 import { describe, expect, it } from 'vitest';
-import { sdpaProblem, SUBGROUP_MATRIX_FEATURE, type GpuContext, type SdpaDims, type SdpaOptions } from '@fa/core';
+import { sdpaProblem, type SdpaDims, type SdpaOptions } from '@fa/core';
 import { APPEND_CACHE_KERNEL } from '../src/cache/append-cache.js';
 import { ATTENTION_DECODE_KERNEL, decodePlan } from '../src/decode/attention-decode.js';
 import { fp32Plan } from '../src/fp32/attention-fp32.js';
 import { forTensorType, type TensorType } from '../src/kernel-support.js';
 import { matrixPlan } from '../src/matrix/attention-matrix.js';
-
-/** What the plans read of a GPU: its features, limits, subgroup sizes and subgroup-matrix configurations. */
-const H100_LIKE = {
-  device: { features: new Set(['subgroups', 'shader-f16', 'timestamp-query', SUBGROUP_MATRIX_FEATURE]) },
-  adapter: { info: { subgroupMatrixConfigs: [{ componentType: 'f16', resultComponentType: 'f32', M: 16, N: 16, K: 16 }] } },
-  report: {
-    subgroupMinSize: 32,
-    subgroupMaxSize: 32,
-    limits: { maxComputeWorkgroupStorageSize: 49152, maxStorageBufferBindingSize: 2147483644, maxBufferSize: 2 ** 40 },
-  },
-} as unknown as GpuContext;
+import { H100_LIKE } from './h100-like.js';
 
 const PREFILL: SdpaDims = { B: 1, Hq: 8, Hkv: 2, Lq: 1024, Lk: 1024, d: 64 };
 const DECODE: SdpaDims = { B: 1, Hq: 32, Hkv: 8, Lq: 1, Lk: 32768, d: 128 };
