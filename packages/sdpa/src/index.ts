@@ -2,7 +2,7 @@ export { attention, dimsOf, type AttentionOptions, type AttentionResult, type Sd
 /** Whether an implementation's float32 arithmetic could overflow on given values (a proven bound), and its refusal. */
 export { float32OverflowReason, GPU_SCORE_LIMIT, SdpaOverflowError, tensorRange, type SdpaImplementation, type TensorRange } from './float32-range.js';
 export { chooseKernel, DECODE_MAX_LQ, gpuUnsupportedReason, planAttention, prepareAttention, type AttentionBuffers, type AttentionPlan, type GpuKernelId, type PlannedOptions, type PrepareOptions, type PreparedAttention, type TensorData } from './prepare.js';
-export { ATTENTION_DECODE_KERNEL, DECODE_MAX_ROWS, type DecodeTuning } from './decode/attention-decode.js';
+export { ATTENTION_DECODE_KERNEL, DECODE_MAX_ROWS, TUNING_KEYS, type DecodeTuning } from './decode/attention-decode.js';
 export { ATTENTION_FP32_KERNEL, attentionKernel } from './fp32/attention-fp32.js';
 /** Score and mask functions in WGSL: their check (one line at the caller's line) and their values for the CPU computations. */
 export { checkModFunctions } from './mods/mod-source.js';

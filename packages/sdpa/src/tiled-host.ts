@@ -146,6 +146,13 @@ export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, 
       const { splits, perSplit } = splitsFor(batches);
       return packUniforms(fields, { ...uniformsOf(batch0, batches, splits, perSplit), ...plan.switches });
     });
+  /** Group 0's bind group: each of the kernel's bindings from `resources`, by name. */
+  const groupOf = (label: string, resources: Record<string, TensorBinding>): GPUBindGroup =>
+    device.createBindGroup({
+      label,
+      layout: layout.getBindGroupLayout(0),
+      entries: bindings.map(({ binding, name }) => ({ binding, resource: bindingResource(resources[name] as TensorBinding) })),
+    });
   /**
    * A mask function's tile lists for every batch, written once (their buffers are the caller's typed arrays, so the
    * lists never change): the pre-pass over all B batches, with stand-ins for the tensors it does not read.
@@ -163,11 +170,7 @@ export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, 
       params: paramsOf(0, B),
     };
     await checked(gpu, `writing the tile lists of ${id}'s mask function`, () => {
-      const group = device.createBindGroup({
-        label: `${id} mask function's tile lists`,
-        layout: layout.getBindGroupLayout(0),
-        entries: bindings.map(({ binding, name }) => ({ binding, resource: bindingResource(resources[name] as TensorBinding) })),
-      });
+      const group = groupOf(`${id} mask function's tile lists`, resources);
       const encoder = device.createCommandEncoder({ label: `${id} mask function's tile lists` });
       const pass = encoder.beginComputePass({ label: `${id} mask function's tile lists` });
       pass.setBindGroup(0, group);
@@ -196,11 +199,7 @@ export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, 
         ...(buffers.lse ? { lse: buffers.lse } : {}),
         ...(problem.cacheLengths && buffers.lengths ? { tileLists: buffers.lengths } : {}),
       };
-      const group = device.createBindGroup({
-        label: id,
-        layout: layout.getBindGroupLayout(0),
-        entries: bindings.map(({ binding, name }) => ({ binding, resource: bindingResource(resources[name] as TensorBinding) })),
-      });
+      const group = groupOf(id, resources);
       const pass = encoder.beginComputePass({ label: id, ...(timestampWrites ? { timestampWrites } : {}) });
       pass.setBindGroup(0, group);
       mods?.encode(pass, pipelines.modTiles, batches, !mods.listsFixed);

@@ -9,7 +9,7 @@
 import { checkOptionKeys, checkSdpaOptions, describeValue, SdpaArgumentError, sdpaOptionsOf, type GpuContext, type SdpaOptions } from '@fa/core';
 import type { AttentionOptions } from './attention.js';
 import type { CacheAppendOptions } from './cache/append-cache.js';
-import type { DecodeTuning } from './decode/attention-decode.js';
+import { TUNING_KEYS } from './decode/attention-decode.js';
 import type { TensorType } from './kernel-support.js';
 import type { GpuKernelId, PrepareOptions } from './prepare.js';
 
@@ -23,7 +23,6 @@ const PREPARE_KEYS = ['lse', 'dtype', 'kernel', 'maxBindingBytes', 'tuning'] as 
 const ATTENTION_KEYS = ['gpu', 'returnLse', 'kernel', 'plan'] as const satisfies readonly (keyof AttentionOptions)[];
 /** The keys AttentionOptions takes beside a plan (which holds the rest). */
 const PLANNED_ATTENTION_KEYS = ['plan', 'gpu'] as const satisfies readonly (keyof AttentionOptions)[];
-const TUNING_KEYS = ['keysPerTile', 'targetWorkgroups', 'prefillSplits', 'matrixKeysPerTile', 'matrixSubgroups', 'matrixFlush', 'matrixColumnsPerRound'] as const satisfies readonly (keyof DecodeTuning)[];
 const APPEND_KEYS = ['layout', 'dtype'] as const satisfies readonly (keyof CacheAppendOptions)[];
 
 const quoted = (names: readonly string[]): string => names.map((n) => `'${n}'`).join(', ');

@@ -3,35 +3,14 @@
  * GPU in CI) within 2× the error of the plain float32 computation (or 1e-6), f16 tensors within 2× the plain f16
  * computation's, the CPU path, the log-sum-exps, and the arguments it refuses.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sdpaProblem, type GpuContext } from '@fa/core';
-import { acquireNodeGpu } from '@fa/core/node';
+import { describe, expect, it } from 'vitest';
+import { sdpaProblem } from '@fa/core';
 import { sdpaFloat16Plain, sdpaOracle } from '@fa/reference';
 import { attention, chooseKernel, DECODE_MAX_LQ, dimsOf, floatsToHalves, halvesToFloats, prepareAttention, SdpaArgumentError } from '../src/index.js';
 import { alignedRun } from '../src/prepare.js';
 import { sdpaFloat32 } from '@fa/reference';
 import { checkCase, GROUPS, maxAbs, readBack, tensors } from '../src/conformance.js';
-
-/**
- * A GPU device of its own for each group of tests, destroyed after it: a software GPU compiles more slowly the more
- * one device has compiled (docs/ci.md), and each group compiles one or two pipelines.
- */
-function deviceForGroup(): { gpu: () => GpuContext | undefined; missing: () => string } {
-  let gpu: GpuContext | undefined;
-  let missing = '';
-  beforeAll(async () => {
-    const acquired = await acquireNodeGpu();
-    gpu = acquired.gpu;
-    if (!gpu) {
-      missing = acquired.reason ?? 'no GPU adapter';
-      if (process.env.FA_REQUIRE_GPU === '1') throw new Error(`FA_REQUIRE_GPU=1 but ${missing}`);
-    }
-  });
-  afterAll(() => {
-    gpu?.destroy();
-  });
-  return { gpu: () => gpu, missing: () => missing };
-}
+import { deviceForGroup } from './device-for-group.js';
 
 describe.each(GROUPS)('attention-fp32: $name', ({ cases }) => {
   const device = deviceForGroup();

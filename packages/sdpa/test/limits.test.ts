@@ -8,14 +8,14 @@
  * and attention-matrix where the GPU has subgroup matrices.
  */
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { matrixUnavailable, sdpaProblem, type GpuContext, type SdpaDims, type SdpaOptions } from '@fa/core';
-import { acquireNodeGpu } from '@fa/core/node';
 import { sdpaFloat32, sdpaOracle } from '@fa/reference';
 import { checkCase, FLOAT32_LOWEST, limitsMask, lseError, maxAbs, tensors } from '../src/conformance.js';
 import { float32OverflowReason, FLOAT32_MAX, GPU_SCORE_LIMIT, SdpaOverflowError, tensorRange, type TensorRange } from '../src/float32-range.js';
 import { attention, floatsToHalves, halvesToFloats, type GpuKernelId, type SdpaTensor } from '../src/index.js';
 import { MASK_KNEE, MASK_TOP, maskBase2 } from '../src/tiled-host.js';
+import { deviceForGroup } from './device-for-group.js';
 
 const f = Math.fround;
 
@@ -208,28 +208,6 @@ describe('the CPU path', () => {
     await expect(beyond).rejects.toThrow(/^the log-sum-exp of row \d+ of \[B, Hq, Lq\] is [-0-9.e+]+, beyond float32's range; leave out the log-sum-exps \(returnLse\) or scale the scores down$/);
   });
 });
-
-/**
- * A GPU device of its own for each group of tests, destroyed after it, as in attention.test.ts: a software GPU compiles
- * more slowly the more one device has compiled. Each group here compiles one pipeline (its cases share the kernel's
- * constants: d, the row tiles, the dtype; masks and log-sum-exps are uniforms).
- */
-function deviceForGroup(): { gpu: () => GpuContext | undefined; missing: () => string } {
-  let gpu: GpuContext | undefined;
-  let missing = '';
-  beforeAll(async () => {
-    const acquired = await acquireNodeGpu();
-    gpu = acquired.gpu;
-    if (!gpu) {
-      missing = acquired.reason ?? 'no GPU adapter';
-      if (process.env.FA_REQUIRE_GPU === '1') throw new Error(`FA_REQUIRE_GPU=1 but ${missing}`);
-    }
-  });
-  afterAll(() => {
-    gpu?.destroy();
-  });
-  return { gpu: () => gpu, missing: () => missing };
-}
 
 /** The limits mask on a tiled kernel, through the conformance check (2× the plain computation's error, or 1e-6). */
 async function expectMaskLimits(gpu: GpuContext, kernel: GpuKernelId, dims: SdpaDims, dtype: 'f32' | 'f16' = 'f32'): Promise<void> {

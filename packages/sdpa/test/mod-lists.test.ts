@@ -3,12 +3,12 @@
  * values cannot change), and before every dispatch where one is the caller's GPU buffer (they can). Both checked
  * against the float64 oracle of the same mask given as a boolean mask, run after run.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sdpaProblem, type GpuContext, type SdpaDims } from '@fa/core';
-import { acquireNodeGpu } from '@fa/core/node';
+import { describe, expect, it } from 'vitest';
+import { sdpaProblem, type SdpaDims } from '@fa/core';
 import { sdpaOracle } from '@fa/reference';
 import { prepareAttention } from '../src/index.js';
 import { maxAbs, tensors } from '../src/conformance.js';
+import { deviceForGroup } from './device-for-group.js';
 
 const L = 256;
 const DIMS: SdpaDims = { B: 2, Hq: 2, Hkv: 1, Lq: L, Lk: L, d: 16 };
@@ -25,19 +25,12 @@ function visible(doc: Int32Array): Uint8Array {
 }
 
 describe('the tile lists of a mask function', () => {
-  let gpu: GpuContext | undefined;
-  let missing = '';
-  beforeAll(async () => {
-    const acquired = await acquireNodeGpu();
-    gpu = acquired.gpu;
-    missing = acquired.reason ?? 'no GPU adapter';
-    if (!gpu && process.env.FA_REQUIRE_GPU === '1') throw new Error(`FA_REQUIRE_GPU=1 but ${missing}`);
-  });
-  afterAll(() => gpu?.destroy());
+  const group = deviceForGroup();
 
   it('follow the caller\'s GPU buffer from run to run, and stay right run after run for a typed array', { timeout: 300_000 }, async (context) => {
+    const gpu = group.gpu();
     if (!gpu) {
-      context.skip(`no GPU: ${missing}`);
+      context.skip(`no GPU: ${group.missing()}`);
       return;
     }
     const { device } = gpu;

@@ -4,11 +4,11 @@
  * (checked before anything compiles). Their results against the float64 oracle are conformance.ts's case (a document
  * mask over packed sequences with a relative-position bias table), run by attention.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sdpaProblem, type GpuContext, type SdpaOptions } from '@fa/core';
-import { acquireNodeGpu } from '@fa/core/node';
+import { describe, expect, it } from 'vitest';
+import { sdpaProblem, type SdpaOptions } from '@fa/core';
 import { tensors } from '../src/conformance.js';
 import { attention, planAttention, prepareAttention, SdpaArgumentError, type SdpaDims } from '../src/index.js';
+import { deviceForGroup } from './device-for-group.js';
 
 const SCORE = 'fn score_mod(s: f32, b: u32, h: u32, q: u32, k: u32) -> f32 {\n  return s + bias[clamp(i32(q) - i32(k) + 8, 0, 16)];\n}';
 const MASK = 'fn mask_mod(b: u32, h: u32, q: u32, k: u32) -> bool {\n  return doc[q] == doc[k] && k <= q;\n}';
@@ -50,22 +50,13 @@ describe('score and mask functions, checked without a GPU', () => {
 });
 
 describe('score and mask functions on the GPU (one tiny problem)', () => {
-  let gpu: GpuContext | undefined;
-  let missing = '';
-  beforeAll(async () => {
-    const acquired = await acquireNodeGpu();
-    gpu = acquired.gpu;
-    missing = acquired.reason ?? 'no GPU adapter';
-    if (!gpu && process.env.FA_REQUIRE_GPU === '1') throw new Error(`FA_REQUIRE_GPU=1 but ${missing}`);
-  });
-  afterAll(() => {
-    gpu?.destroy();
-  });
+  const device = deviceForGroup();
 
   // The functions against the float64 oracle: conformance.ts's case 'd = 16, score and mask functions' (attention.test.ts).
   it('is declined by the named kernels that cannot run it, in one line (nothing compiled)', (context) => {
+    const gpu = device.gpu();
     if (!gpu) {
-      context.skip(`no GPU: ${missing}`);
+      context.skip(`no GPU: ${device.missing()}`);
       return;
     }
     const options: SdpaOptions = { scoreMod: SCORE, maskMod: MASK, modBuffers: { doc, bias } };
@@ -76,8 +67,9 @@ describe('score and mask functions on the GPU (one tiny problem)', () => {
   });
 
   it('reports a WGSL error at the caller\'s line, a wrong signature and a buffer named as the kernel\'s, in one line', { timeout: 600_000 }, async (context) => {
+    const gpu = device.gpu();
     if (!gpu) {
-      context.skip(`no GPU: ${missing}`);
+      context.skip(`no GPU: ${device.missing()}`);
       return;
     }
     const g = gpu;

@@ -4,12 +4,12 @@
  * one SdpaArgumentError line before any GPU work (so most of these need no GPU: a stand-in GpuContext is never used),
  * and run's cache lengths only where the attention was prepared with them.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sdpaProblem, SUBGROUP_MATRIX_FEATURE, UnsupportedShapeError, type GpuContext, type SdpaOptions } from '@fa/core';
-import { acquireNodeGpu } from '@fa/core/node';
 import { readBack } from '../src/conformance.js';
 import { float32OverflowReason, GPU_SCORE_LIMIT, type TensorRange } from '../src/float32-range.js';
 import { attention, chooseKernel, gpuUnsupportedReason, lengthsAfter, planAttention, prepareAttention, prepareCacheAppend, SdpaArgumentError, type PrepareOptions, type SdpaDims } from '../src/index.js';
+import { deviceForGroup } from './device-for-group.js';
 
 /** What the argument checks look at of a GPU; anything past them would fail on it, so a refusal is from the checks. */
 const STAND_IN = { device: {}, report: { limits: {} }, adapter: {} } as unknown as GpuContext;
@@ -192,21 +192,12 @@ describe('prepareCacheAppend and lengthsAfter refuse wrong arguments before any 
 });
 
 describe('run takes cache lengths only where the attention was prepared with them (one tiny problem on the GPU)', () => {
-  let gpu: GpuContext | undefined;
-  let missing = '';
-  beforeAll(async () => {
-    const acquired = await acquireNodeGpu();
-    gpu = acquired.gpu;
-    missing = acquired.reason ?? 'no GPU adapter';
-    if (!gpu && process.env.FA_REQUIRE_GPU === '1') throw new Error(`FA_REQUIRE_GPU=1 but ${missing}`);
-  });
-  afterAll(() => {
-    gpu?.destroy();
-  });
+  const group = deviceForGroup();
 
   it('refuses cacheLengths on a plan prepared without them, a mistyped key, and lengths outside 0 … Lk', { timeout: 600_000 }, async (context) => {
+    const gpu = group.gpu();
     if (!gpu) {
-      context.skip(`no GPU: ${missing}`);
+      context.skip(`no GPU: ${group.missing()}`);
       return;
     }
     const q = new Float32Array(64);
@@ -231,8 +222,9 @@ describe('run takes cache lengths only where the attention was prepared with the
   });
 
   it('the GPU append keeps a cache length past Lk at Lk (0xFFFFFFFF does not wrap to 0) and writes no row for it', { timeout: 600_000 }, async (context) => {
+    const gpu = group.gpu();
     if (!gpu) {
-      context.skip(`no GPU: ${missing}`);
+      context.skip(`no GPU: ${group.missing()}`);
       return;
     }
     const { device } = gpu;

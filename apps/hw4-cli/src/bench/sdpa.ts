@@ -11,7 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { checked, computePipelines, PassTimer, rowOffset, sdpaProblem, valueHeadSize, type GpuContext, type SdpaDims, type SdpaOptions } from '@fa/core';
 import { sdpaOracleRow } from '@fa/reference';
 import { keepBusy } from './warm-up.js';
-import { floatsToHalves, halvesToFloats, prepareAttention, type DecodeTuning, type GpuKernelId, type TensorType } from '@fa/sdpa';
+import { floatsToHalves, halvesToFloats, prepareAttention, TUNING_KEYS, type DecodeTuning, type GpuKernelId, type TensorType } from '@fa/sdpa';
 import { median } from './measure.js';
 
 export interface SdpaBenchCase {
@@ -169,7 +169,7 @@ function tuningFromEnvironment(): { tuning?: DecodeTuning } {
   const text = process.env.FA_SDPA_TUNING;
   if (text === undefined || text === '') return {};
   const parsed: unknown = JSON.parse(text);
-  const known = ['keysPerTile', 'targetWorkgroups', 'prefillSplits', 'matrixKeysPerTile', 'matrixSubgroups', 'matrixFlush', 'matrixColumnsPerRound'];
+  const known: readonly string[] = TUNING_KEYS;
   if (typeof parsed !== 'object' || parsed === null || Object.entries(parsed).some(([key, value]) => !known.includes(key) || !Number.isSafeInteger(value))) {
     throw new Error(`FA_SDPA_TUNING is ${text}; give a JSON object of integers with keys ${known.join(', ')}`);
   }

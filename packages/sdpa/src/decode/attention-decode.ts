@@ -72,6 +72,9 @@ export interface DecodeTuning {
   readonly matrixFlush?: number;
 }
 
+/** The keys of DecodeTuning, for the checks of the library's options and of the bench's FA_SDPA_TUNING. */
+export const TUNING_KEYS = ['keysPerTile', 'targetWorkgroups', 'prefillSplits', 'matrixKeysPerTile', 'matrixSubgroups', 'matrixFlush', 'matrixColumnsPerRound'] as const satisfies readonly (keyof DecodeTuning)[];
+
 export interface DecodePlan {
   readonly dtype: TensorType;
   readonly constants: Readonly<Record<string, number>>;

@@ -2,7 +2,7 @@
  * The float32 attention kernel (attention-fp32.wgsl, lean-loop's loop with heads, groups, bands and masks): its plan for
  * a problem on an adapter. The host that compiles and runs it is tiled-host.ts, shared with attention-matrix.
  */
-import { kernelWorkgroupBytes, ROW_SPLIT_LAYOUT, rowGroupTilesFor, rowSplitTiles, valueHeadSize, type GpuContext, type KernelSource, type RowGroupLayout, type RowSplitTiles, type SdpaMods, type SdpaProblem } from '@fa/core';
+import { kernelBindings, kernelWorkgroupBytes, ROW_SPLIT_LAYOUT, rowGroupTilesFor, rowSplitTiles, valueHeadSize, type GpuContext, type KernelSource, type RowGroupLayout, type RowSplitTiles, type SdpaMods, type SdpaProblem } from '@fa/core';
 import { COMBINE_WORKGROUP, forTensorType, headSizesReason, scoreTermSwitches, type TensorType } from '../kernel-support.js';
 import { modListWords, type ModPlan } from '../mods/mod-host.js';
 import { modKernel } from '../mods/mod-source.js';
@@ -139,8 +139,8 @@ function tilesFor(problem: SdpaProblem, gpu: GpuContext): { tiles: RowSplitTiles
   return reason;
 }
 
-/** Storage buffers per stage the tiled kernels bind besides the mod buffers. */
-const KERNEL_STORAGE_BUFFERS = 10;
+/** Storage buffers per stage the kernel binds besides the mod buffers (its group 0's storage bindings). */
+const KERNEL_STORAGE_BUFFERS = kernelBindings(ATTENTION_FP32_KERNEL.code).filter(({ space }) => space.startsWith('storage')).length;
 
 /**
  * The plan of a problem's score and mask functions, or why this GPU cannot bind their buffers: tile lists from the
