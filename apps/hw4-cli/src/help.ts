@@ -142,8 +142,8 @@ export const COMMANDS: Record<string, CommandHelp> = {
       'attention as models call it: q [B, Hq, Lq, d], k [B, Hkv, Lk, d] and v [B, Hkv, Lk, dv] as NumPy .npy files (f32 or\n' +
       'f16, C order; float64 is converted to float32 with a note), Hq a multiple of Hkv (grouped heads). V\'s head size dv\n' +
       'may differ from d (d = 192, dv = 128 in DeepSeek\'s MLA): OUTPUT has q\'s shape with dv last, and q\'s dtype. The GPU\n' +
-      'kernels take d and dv up to 256, multiples of 4 (attention-matrix: d = dv up to 128, multiples of 16); others run on\n' +
-      'the CPU path.\n' +
+      'kernels take d and dv up to 256, multiples of 4 (attention-matrix: d = dv, multiples of 16, up to 256 for f16 and 128\n' +
+      'for f32 tensors); others run on the CPU path.\n' +
       'A row that sees no key gives 0 (PyTorch gives NaN). Shapes that do not fit, a malformed file or NaN/Inf: exit 3.\n' +
       'Scores in order: scale·q·k, --score-mod, --softcap, --alibi-slopes, the additive mask, the exclusions (bool mask,\n' +
       '--causal, --window, --mask-mod), then the softmax with each query head\'s --sinks logit in its denominator (a row\n' +

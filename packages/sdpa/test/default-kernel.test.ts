@@ -27,8 +27,8 @@ describe('the default kernel', () => {
     expect(kernelFor(H100_LIKE, LLAMA, { causal: true })).toBe('attention-fp32');
     expect(kernelFor(NO_MATRICES, LLAMA, { dtype: 'f16', causal: true })).toBe('attention-fp32');
   });
-  it('is attention-fp32 for f16 tensors where attention-matrix declines (softcap, d not a multiple of 16)', () => {
-    expect(kernelFor(H100_LIKE, LLAMA, { dtype: 'f16', causal: true, softcap: 30 })).toBe('attention-fp32');
+  it('is attention-matrix for f16 tensors with a softcap, and attention-fp32 where attention-matrix declines (d not a multiple of 16)', () => {
+    expect(kernelFor(H100_LIKE, LLAMA, { dtype: 'f16', causal: true, softcap: 30 })).toBe('attention-matrix');
     expect(kernelFor(H100_LIKE, { ...LLAMA, d: 72 }, { dtype: 'f16' })).toBe('attention-fp32');
   });
   it('is the decode kernel for one query row of f16 tensors', () => {

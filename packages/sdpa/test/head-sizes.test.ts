@@ -94,10 +94,18 @@ describe('which kernel takes d = 256 and dv ≠ d', () => {
     expect(fp32Plan(sdpaProblem({ ...MLA, dv: 130 }), H100_LIKE, false)).toBe('dv = 130 is not a multiple of 4');
     expect(decodePlan(sdpaProblem({ ...MLA, Lq: 1, dv: 512 }), H100_LIKE, false, 'f32')).toBe('dv = 512 is above this kernel\'s largest head size, 256');
     expect(matrixPlan(sdpaProblem(MLA), H100_LIKE, false, 'f16')).toBe('dv = 128 ≠ d = 192: a V head size of its own is attention-fp32\'s and attention-decode\'s');
-    expect(matrixPlan(sdpaProblem(PREFILL), H100_LIKE, false, 'f16')).toBe('d = 256 is above the matrix kernel\'s 128');
+    expect(matrixPlan(sdpaProblem(PREFILL), H100_LIKE, false, 'f32')).toBe('d = 256 with f32 tensors is above the matrix kernel\'s 128 for two f16 parts (f16 tensors run to 256)');
+    expect(matrixPlan(sdpaProblem({ ...PREFILL, d: 272 }), H100_LIKE, false, 'f16')).toBe('d = 272 is above the matrix kernel\'s 256');
   });
-  it('the default: f16 prefills of d = 256 and of dv ≠ d on attention-fp32, decode rows on attention-decode', () => {
-    for (const dims of [PREFILL, MLA]) expect(planned(planAttention(H100_LIKE, dims, { causal: true, dtype: 'f16' })).kernel).toBe('attention-fp32');
+  it('attention-matrix: f16 head sizes to 256 in 16-key tiles, within the workgroup memory', () => {
+    const plan = planned(matrixPlan(sdpaProblem(PREFILL, { causal: true }), H100_LIKE, false, 'f16'));
+    expect(plan.constants).toMatchObject({ D: 256, BC: 16, PARTS: 1 });
+    expect(plan.workgroupBytes).toBeLessThanOrEqual(49152);
+    for (const d of [144, 160, 176, 192, 208, 224, 240]) expect(typeof matrixPlan(sdpaProblem({ ...PREFILL, d }), H100_LIKE, false, 'f16')).toBe('object');
+  });
+  it('the default: f16 prefills of d = 256 on attention-matrix, of dv ≠ d on attention-fp32, decode rows on attention-decode', () => {
+    expect(planned(planAttention(H100_LIKE, PREFILL, { causal: true, dtype: 'f16' })).kernel).toBe('attention-matrix');
+    expect(planned(planAttention(H100_LIKE, MLA, { causal: true, dtype: 'f16' })).kernel).toBe('attention-fp32');
     const decode = planned(planAttention(H100_LIKE, { ...MLA, Lq: 1, Hkv: 1 }, { dtype: 'f16' }));
     expect(decode.kernel).toBe('attention-decode');
     expect(decode.kernelPlan.constants).toMatchObject({ D: 192, DV: 128, R: 16 });

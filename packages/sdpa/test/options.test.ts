@@ -135,12 +135,21 @@ describe('softcap, ALiBi and sinks: the kernels that take them, the one that dec
     expect(chooseKernel(H100_LIKE, { ...prefill, Lq: 1 }, all)).toBe('attention-decode');
   });
 
-  it('attention-matrix declines them in one line: its plan says why, and prepareAttention naming it throws UnsupportedShapeError', async () => {
-    const why = "softcap, ALiBi slopes and sinks are attention-fp32's and attention-decode's";
+  it('attention-matrix takes them with f16 tensors, with the same switches, and declines them with f32 tensors in one line', async () => {
+    const switchesOf = (options: PrepareOptions) => {
+      const plan = planAttention(H100_LIKE, prefill, { ...options, dtype: 'f16', kernel: 'attention-matrix' });
+      if (typeof plan === 'string' || plan.kernel !== 'attention-matrix') throw new Error(`not the matrix kernel's plan: ${typeof plan === 'string' ? plan : plan.kernel}`);
+      return plan.kernelPlan.switches;
+    };
+    expect(switchesOf(all)).toMatchObject({ softcap: 1, alibi: 1, sinks: 1 });
+    expect(switchesOf({ softcap: 30 })).toMatchObject({ softcap: 1, alibi: 0, sinks: 0 });
+    expect(switchesOf({ sinks: all.sinks })).toMatchObject({ softcap: 0, alibi: 0, sinks: 1 });
+    expect(switchesOf({ alibiSlopes: all.alibiSlopes })).toMatchObject({ softcap: 0, alibi: 1, sinks: 0 });
+    expect(switchesOf({})).toMatchObject({ softcap: 0, alibi: 0, sinks: 0 });
+    const why = "softcap, ALiBi slopes and sinks with f32 tensors are attention-fp32's (the matrix kernel takes them with f16 tensors)";
     for (const options of [all, { softcap: 30 }, { sinks: all.sinks }, { alibiSlopes: all.alibiSlopes }]) {
       expect(planAttention(H100_LIKE, prefill, { ...options, kernel: 'attention-matrix' })).toBe(why);
     }
-    expect(typeof planAttention(H100_LIKE, prefill, { kernel: 'attention-matrix' })).toBe('object');
     const named = prepareAttention(H100_LIKE, prefill, { ...all, kernel: 'attention-matrix' });
     await expect(named).rejects.toThrow(UnsupportedShapeError);
     await expect(named).rejects.toThrow(`attention-matrix cannot run this problem here: ${why}`);

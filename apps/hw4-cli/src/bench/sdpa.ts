@@ -124,6 +124,15 @@ export const SDPA_BENCH_CASES: readonly SdpaBenchCase[] = [
   // 3's d = 256 with grouped KV heads, and DeepSeek's MLA shape, d = 192 for Q and K, dv = 128 for V.
   { name: 'Gemma d = 256 prefill, 1×16/8×4096×256, causal, f16', dims: { B: 1, Hq: 16, Hkv: 8, Lq: 4096, Lk: 4096, d: 256 }, options: { causal: true }, dtype: 'f16' },
   { name: 'MLA-shaped prefill, d = 192, dv = 128, 1×16×4096, causal, f16', dims: { B: 1, Hq: 16, Hkv: 16, Lq: 4096, Lk: 4096, d: 192, dv: 128 }, options: { causal: true }, dtype: 'f16' },
+  // Gemma 2's softcap of 50 on its d = 256 prefill (PyTorch: FlexAttention with the softcap as its score function; SDPA
+  // has none), and gpt-oss's shape with a sink logit per head (64/8 heads, d = 64; neither of PyTorch's has sinks).
+  { name: 'Gemma 2 prefill, softcap 50, 1×16/8×4096×256, causal, f16', dims: { B: 1, Hq: 16, Hkv: 8, Lq: 4096, Lk: 4096, d: 256 }, options: { causal: true, softcap: 50 }, dtype: 'f16' },
+  {
+    name: 'gpt-oss-shaped prefill, sinks, 1×64/8×4096×64, causal, f16',
+    dims: { B: 1, Hq: 64, Hkv: 8, Lq: 4096, Lk: 4096, d: 64 },
+    options: { causal: true, sinks: Float32Array.from({ length: 64 }, (_, h) => (h % 8) - 4) },
+    dtype: 'f16',
+  },
 ];
 
 /** Bytes of K and V one call reads at least (each element once; V's rows of dv). */
@@ -162,10 +171,11 @@ function values(count: number, seed: number): Float32Array {
 }
 
 /**
- * Kernel sizes an experiment sets instead of the plans': FA_SDPA_TUNING='{"keysPerTile":64,"targetWorkgroups":1024,"prefillSplits":2}'.
+ * Kernel sizes an experiment sets instead of the plans': FA_SDPA_TUNING='{"keysPerTile":64,"targetWorkgroups":1024,"prefillSplits":2}'
+ * (`sdpa --bench`, and `sdpa --conformance`, e.g. '{"decodeLoop":2}' for the decode kernel's lane loop).
  * A value that is not such an object is an error, not a silent default.
  */
-function tuningFromEnvironment(): { tuning?: DecodeTuning } {
+export function tuningFromEnvironment(): { tuning?: DecodeTuning } {
   const text = process.env.FA_SDPA_TUNING;
   if (text === undefined || text === '') return {};
   const parsed: unknown = JSON.parse(text);
@@ -282,6 +292,9 @@ for c in cases:
     B, Hq, Hkv, Lq, Lk, d = (c['dims'][n] for n in ('B', 'Hq', 'Hkv', 'Lq', 'Lk', 'd'))
     dv = c['dims'].get('dv', d)  # V's head size: SDPA takes v with a last dimension of its own
     row = {}
+    if c.get('sinks'):
+        out.append({n: 'no sink logits in SDPA or FlexAttention' for n in ('fp32', 'fp16', 'fp16FA2', 'fp16cuDNN', 'fp16Flex')})
+        continue
     for name, dtype in (('fp32', torch.float32), ('fp16', torch.float16)):
         try:
             q = torch.rand(B, Hq, Lq, d, device='cuda', dtype=dtype) * 2 - 1
@@ -300,16 +313,26 @@ for c in cases:
                 doc = torch.arange(Lq, device='cuda') * c['documents'] // Lq
                 kw['attn_mask'] = (doc[:, None] == doc[None, :]) & torch.ones(Lq, Lk, dtype=torch.bool, device='cuda').tril()
                 keep = lambda b, h, i, j: (doc[i] == doc[j]) & (j <= i)
+            mod = None  # a score function for Flex (SDPA has none)
+            if c.get('softcap') is not None:
+                cap = c['softcap']
+                mod = lambda score, b, h, i, j: cap * torch.tanh(score / cap)
             if c.get('blocks') is not None:
                 bm = c['blocks']
                 flags = torch.tensor(bm['data'], dtype=torch.bool, device='cuda').reshape(bm['shape'])
                 kw['attn_mask'] = flags.repeat_interleave(bm['rows'], 0).repeat_interleave(bm['keys'], 1)[:Lq, :Lk]
                 rows, keys = bm['rows'], bm['keys']
                 keep = lambda b, h, i, j: flags[i // rows, j // keys]
-            row[name] = median_ms(lambda: sdpa(q, k, v, **kw))
+            if mod is None:
+                row[name] = median_ms(lambda: sdpa(q, k, v, **kw))
+            else:
+                row[name] = 'no softcap in SDPA'
             if name == 'fp16':
                 # The fp16 backends by name: FlashAttention-2, cuDNN, and FlexAttention (compiled, with its block mask).
                 for label, backend in (('fp16FA2', SDPBackend.FLASH_ATTENTION), ('fp16cuDNN', SDPBackend.CUDNN_ATTENTION)):
+                    if mod is not None:
+                        row[label] = 'no softcap in SDPA'
+                        continue
                     try:
                         with sdpa_kernel(backend):
                             row[label] = median_ms(lambda: sdpa(q, k, v, **kw))
@@ -320,6 +343,8 @@ for c in cases:
                         raise RuntimeError('FlexAttention is not available in this PyTorch')
                     block = create_block_mask(keep, None, None, Lq, Lk, device='cuda') if keep is not None else None
                     fkw = {'enable_gqa': True} if Hq != Hkv else {}
+                    if mod is not None:
+                        fkw['score_mod'] = mod
                     row['fp16Flex'] = median_ms(lambda: flex(q, k, v, block_mask=block, **fkw))
                 except Exception as error:
                     row['fp16Flex'] = failed(error)
@@ -338,6 +363,8 @@ export function timeTorchCases(python: string, cases: readonly SdpaBenchCase[]):
     causal: c.options.causal === true,
     blocks: c.options.blockMask ? { rows: c.options.blockMask.rows, keys: c.options.blockMask.keys, data: [...c.options.blockMask.data], shape: c.options.blockMask.shape } : null,
     documents: c.documents ?? null,
+    softcap: c.options.softcap ?? null,
+    sinks: c.options.sinks !== undefined,
   }));
   const run = spawnSync(python, ['-c', TORCH_SCRIPT, JSON.stringify(described)], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
   if (run.status !== 0) return `PyTorch failed: ${run.stderr.trim().split('\n').pop() ?? `exit ${run.status}`}`;

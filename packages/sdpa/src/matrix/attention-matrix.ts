@@ -4,7 +4,7 @@
  */
 import { kernelWorkgroupBytes, matrixUnavailable, type GpuContext, type SdpaProblem } from '@fa/core';
 import type { DecodeTuning } from '../decode/attention-decode.js';
-import { COMBINE_WORKGROUP, forTensorType, type TensorType } from '../kernel-support.js';
+import { COMBINE_WORKGROUP, forTensorType, scoreTermSwitches, type TensorType } from '../kernel-support.js';
 import { tiledKernel, type TiledPlan } from '../tiled-host.js';
 import code from './attention-matrix.wgsl';
 
@@ -19,8 +19,12 @@ const MAX_SUBGROUPS = 4;
  * tiles, as rung 24's did); with one part O stays in the matrix units and is rescaled in place (rung 25's FLUSH = 0).
  */
 const TWO_PART_FLUSH = 8;
-/** The largest head size: D/16 fragments of Q and of O per subgroup (DK_MAX = 8). */
-const MATRIX_MAX_HEAD_SIZE = 128;
+/** The largest head size with one part: D/16 fragments of Q and of O per subgroup (the kernel's DK_MAX = 16). */
+const MATRIX_MAX_HEAD_SIZE = 256;
+/** The largest with two parts (f32 tensors), whose high and low fragments of Q double the registers. */
+const TWO_PART_MAX_HEAD_SIZE = 128;
+/** Keys per tile above d = 128, where 32-key tiles of K and V would leave room for fewer subgroups. */
+const WIDE_HEAD_BC = 16;
 
 /**
  * The kernel's plan for `problem`, or why it cannot run it. f16 tensors take one f16 part per operand (nothing is lost
@@ -32,13 +36,16 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   const unavailable = matrixUnavailable(gpu);
   if (unavailable) return unavailable;
   if (problem.blockMask && problem.cacheLengths) return 'a block mask with cache lengths (the tile lists are built for Lk keys)';
-  if (problem.softcap !== undefined || problem.alibiSlopes || problem.sinks) return 'softcap, ALiBi slopes and sinks are attention-fp32\'s and attention-decode\'s';
   if (problem.mods) return 'score and mask functions (scoreMod, maskMod) are attention-fp32\'s';
   if (problem.dims.dv !== undefined) return `dv = ${problem.dims.dv} ≠ d = ${d}: a V head size of its own is attention-fp32's and attention-decode's`;
   if (d % 16 !== 0) return `d = ${d} is not a multiple of 16 (the matrix fragments are 16 wide)`;
   if (d > MATRIX_MAX_HEAD_SIZE) return `d = ${d} is above the matrix kernel's ${MATRIX_MAX_HEAD_SIZE}`;
   const PARTS = dtype === 'f16' ? 1 : 2;
-  const BC = tuning?.matrixKeysPerTile ?? MATRIX_BC;
+  if (PARTS === 2 && (problem.softcap !== undefined || problem.alibiSlopes || problem.sinks)) {
+    return 'softcap, ALiBi slopes and sinks with f32 tensors are attention-fp32\'s (the matrix kernel takes them with f16 tensors)';
+  }
+  if (PARTS === 2 && d > TWO_PART_MAX_HEAD_SIZE) return `d = ${d} with f32 tensors is above the matrix kernel's ${TWO_PART_MAX_HEAD_SIZE} for two f16 parts (f16 tensors run to ${MATRIX_MAX_HEAD_SIZE})`;
+  const BC = tuning?.matrixKeysPerTile ?? (d > 128 ? WIDE_HEAD_BC : MATRIX_BC);
   const FLUSH = tuning?.matrixFlush ?? (PARTS === 2 ? TWO_PART_FLUSH : 0);
   if (![16, 32, 64].includes(BC)) return `tuning.matrixKeysPerTile is ${BC}; give 16, 32 or 64`;
   if (tuning?.matrixSubgroups !== undefined && ![1, 2, 4, 8].includes(tuning.matrixSubgroups)) return `tuning.matrixSubgroups is ${tuning.matrixSubgroups}; give 1, 2, 4 or 8`;
@@ -65,8 +72,7 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
     kernel: forTensorType(ATTENTION_MATRIX_KERNEL, dtype),
     dtype,
     constants: { D: d, NSG, PARTS, OW, BC, FLUSH, CW: COMBINE_WORKGROUP },
-    // Softcap, ALiBi and sinks off: the plan declines them above (combine, which the kernels share, reads `sinks`).
-    switches: { mask: problem.mask ? 1 : 0, blocks: blocks ? 1 : 0, blockTiles: blockTiles ? 1 : 0, writeLse: lse ? 1 : 0, cached: problem.cacheLengths ? 1 : 0, softcap: 0, alibi: 0, sinks: 0 },
+    switches: { mask: problem.mask ? 1 : 0, blocks: blocks ? 1 : 0, blockTiles: blockTiles ? 1 : 0, writeLse: lse ? 1 : 0, cached: problem.cacheLengths ? 1 : 0, ...scoreTermSwitches(problem) },
     BR,
     BC,
     workgroupBytes: bytes(NSG, OW),
