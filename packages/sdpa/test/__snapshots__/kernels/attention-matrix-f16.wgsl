@@ -34,6 +34,10 @@
 // - Where a band edge, Lk or a mask crosses a tile, each score of the softmax gets its exact test (maskedScore); a row
 //   that sees no key gets O = 0 and log-sum-exp −∞.
 // - With one part, Q is staged unscaled and S is multiplied by scale·log2(e) in f32, so f16 tensors stay exact.
+// - Softcap and ALiBi (`softcap`, `alibi` = 1) change each score in f32 before its mask test, in attention-fp32's
+//   order; with sinks (`sinks` = 1) each row's ℓ counts its head's sink logit once, where O is normalized (here with
+//   one range, else `combine`).
+// - Head sizes up to 256 with one part (Gemma's 256: 16 fragments of Q and of O per subgroup); two parts stop at 128.
 // Taken from rung 25 f16-resident since (docs/sdpa.md has each change's measurements):
 // - the softmax reads S and writes P̃ four neighbouring keys at a time;
 // - each subgroup's S tile is BC columns wide (always with one part; with two where that fits more subgroups), O
@@ -59,7 +63,7 @@ alias L = subgroup_matrix_left<f16, 16, 16>;
 alias R = subgroup_matrix_right<f16, 16, 16>;
 alias A = subgroup_matrix_result<f32, 16, 16>;
 
-override D: u32;          // head size, a multiple of 16, at most 128
+override D: u32;          // head size, a multiple of 16, at most 256 (128 with PARTS = 2)
 override NSG: u32;        // subgroups (of 32 invocations) per workgroup, each with 16 query rows
 override PARTS: u32;      // f16 parts per operand: 1 (f16 products) or 2 (high and low: fp32-grade)
 override FLUSH: u32 = 0u; // 0: O stays in the matrix units, rescaled in place when some row's m_i moves; else the
@@ -69,13 +73,13 @@ override BC: u32 = 32u;   // keys per tile: 16, 32 or 64
 
 const BC_MAX: u32 = 64u;  // most keys per tile
 const NC_MAX: u32 = 4u;   // BC_MAX / 16
-const DK_MAX: u32 = 8u;   // most fragments across d
-const O4_MAX: u32 = 16u;  // most vec4 columns of O one invocation keeps: D / 8
+const DK_MAX: u32 = 16u;  // most fragments across d
+const O4_MAX: u32 = 32u;  // most vec4 columns of O one invocation keeps: D / 8
 const HOLD_MAX: u32 = 8u; // most vec4s of a K or V tile one invocation holds in registers between reading and staging
 const TAU: f32 = 8.0;     // how far a score may pass m_i before O and ℓ are rescaled (P̃ ≤ 2^TAU)
 
 // Params, the bindings (q, k, v, O, params, mask, blockFlags, lse, tileLists, Opart, ML), LOWEST, EXCLUDED, bandFirst,
-// bandLast, blockKept and naturalLse are tiled-interface.wgsl's, shared with the other tiled kernel and appended by
+// bandLast, blockKept, headTerms, softcapped and naturalLse are tiled-interface.wgsl's, shared with the other tiled kernel and appended by
 // tiledKernel (tiled-host.ts), as is `combine` (combine.wgsl).
 
 override D4V: u32 = D / 4u;          // vec4s per row
@@ -188,6 +192,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   let bm = b + params.batch0;        // the batch in the masks
   if (params.cached == 1u && t == 0u) { shared4.w = min(tileLists[bm], params.Lk); }
   let Lk = select(params.Lk, workgroupUniformLoad(&shared4).w, params.cached == 1u);   // this batch's valid keys
+  var terms = vec2<f32>(0.0);        // this query head's ALiBi slope and sink logit (base 2)
+  if (params.alibi == 1u || params.sinks == 1u) { terms = headTerms(hq); }
 
   // Q_i through KV (its first BR rows; the low parts from row 2·BC on): each subgroup keeps the DK fragments of each
   // part of its 16 rows in registers for the whole key loop. With one part Q is staged unscaled, so f16 tensors stay
@@ -312,6 +318,12 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     for (var x = 0u; x < BC / 8u; x++) {
       let col = 4u * (2u * ((x + rot) % (BC / 8u)) + h);
       var s4 = sf4(sBase + col) * sScale;
+      // Softcap, then ALiBi: the head's slope times each key's distance from the row's bottom-right diagonal.
+      if (params.softcap == 1u) { s4 = softcapped(s4); }
+      if (params.alibi == 1u) {
+        let diagonal = i32(rowQ) + i32(Lk) - i32(Lq) - i32(key0 + col);
+        s4 -= terms.x * vec4<f32>(abs(vec4<i32>(diagonal) - vec4<i32>(0, 1, 2, 3)));
+      }
       if (checked) {
         let j = key0 + col;
         s4 = vec4<f32>(maskedScore(s4.x, bm, hq, rowQ, j, Lk), maskedScore(s4.y, bm, hq, rowQ, j + 1u, Lk),
@@ -413,6 +425,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   // unnormalized O, m and ℓ for `combine`.
   let lRow = l + subgroupShuffleXor(l, 1u);
   let seen = m > LOWEST;
+  // With sinks and one range, ℓ counts the head's sink logit once, 2^(sink − m) (held at 2^126, as attention-fp32's
+  // finish holds it); with several, `combine` counts it.
+  var total = lRow;
+  if (params.sinks == 1u) { total = lRow + exp2(min(terms.y - m, 126.0)); }
   let part = (pair * params.splits + split) * Lq + rowQ;
   for (var n0 = 0u; n0 < DK; n0 += OW / 16u) {
     workgroupBarrier();  // every subgroup has read its last S tile, or the last round
@@ -425,7 +441,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
         if (FLUSH > 0u) { value += oRow[n0 / (OW / 16u) * R8 + y]; }
         let c4 = n0 * 4u + turned;   // the vec4 column of O
         if (params.splits == 1u) {
-          O[oBase + rowQ * params.oRow + c4] = pack(select(vec4<f32>(0.0), value / lRow, seen));
+          O[oBase + rowQ * params.oRow + c4] = pack(select(vec4<f32>(0.0), value / total, seen));
         } else {
           Opart[part * D4V + c4] = value;
         }
@@ -435,7 +451,12 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   if (rowQ >= Lq || h != 0u) { return; }
   if (params.splits == 1u) {
     if (params.writeLse == 1u) {
-      lse[pair * Lq + rowQ] = select(bitcast<f32>(params.minusInfinity), naturalLse(m + log2(lRow)), seen);
+      var x = m + log2(lRow);
+      if (params.sinks == 1u) {
+        let top = max(m, terms.y);
+        x = top + log2(lRow * exp2(m - top) + exp2(terms.y - top));
+      }
+      lse[pair * Lq + rowQ] = select(bitcast<f32>(params.minusInfinity), naturalLse(x), seen || params.sinks == 1u);
     }
   } else {
     ML[part] = vec2<f32>(m, lRow);
