@@ -14,6 +14,7 @@ import { parse, shown, stringFlag, type Values } from '../args.js';
 import { SDPA_OPTIONS } from '../command-line.js';
 import { makeEnv } from '../env.js';
 import { EXIT, ExitError, UsageError } from '../exit-codes.js';
+import { tuningFromEnvironment } from '../bench/sdpa.js';
 import { reporter, type Reporter } from '../output.js';
 import { sdpaBench } from '../sdpa/bench.js';
 import { sdpaMode } from '../sdpa/modes.js';
@@ -73,7 +74,7 @@ function kernelsOf(text: string | undefined): GpuKernelId[] | undefined {
 /**
  * The awkward cases of the library's own suite (@fa/sdpa's conformance.ts) on this GPU, against the float64 oracle:
  * each on its default kernel (or every --impl kernel), with f32 and f16 tensors (or --dtype), planned once each
- * (planAttention) and checked on that plan. A kernel named (by the case or --impl) that cannot run a case says why and
+ * (planAttention, with FA_SDPA_TUNING's sizes as the bench takes them) and checked on that plan. A kernel named (by the case or --impl) that cannot run a case says why and
  * does not count as a failure; an error over the limit exits 5.
  */
 async function conformance(out: Reporter, values: Values, json: boolean): Promise<number> {
@@ -91,7 +92,7 @@ async function conformance(out: Reporter, values: Values, json: boolean): Promis
         // The append case writes f32 caches; it runs with f32 tensors only.
         for (const dtype of (c.append === undefined ? dtypes : ['f32']) as TensorType[]) {
           // Planned once: a kernel that cannot run the case says why; otherwise the check prepares this plan.
-          const plan = planAttention(gpu, c.dims, { ...c.options, dtype, lse: true, ...(kernel ? { kernel } : {}) });
+          const plan = planAttention(gpu, c.dims, { ...c.options, dtype, lse: true, ...(kernel ? { kernel } : {}), ...tuningFromEnvironment() });
           const row = { case: c.name, kernel: kernel ?? 'default', dtype };
           if (typeof plan === 'string') {
             if (kernel === undefined) throw new UnsupportedShapeError(`${c.name}: the default kernel cannot run this case here: ${plan}`);
