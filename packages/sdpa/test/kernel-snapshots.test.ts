@@ -44,6 +44,13 @@ describe('resolved product kernels (the WGSL that compiles)', () => {
       const plans = [64, 128].map((d) => planned(matrixPlan(sdpaProblem({ ...PREFILL, d }, CAUSAL), H100_LIKE, true, dtype)));
       await expect(resolved(plans, plans[0]!.kernel.code)).toMatchFileSnapshot(snapshot(`attention-matrix-${dtype}`));
     });
+    if (dtype === 'f16') {
+      // Above d = 128 (f16 tensors only) the register arrays hold 16 fragments across d: a module of its own.
+      it('attention-matrix, f16 tensors, d = 256 (the wide-head variant)', async () => {
+        const plan = planned(matrixPlan(sdpaProblem({ ...PREFILL, d: 256 }, CAUSAL), H100_LIKE, true, dtype));
+        await expect(resolved([plan], plan.kernel.code)).toMatchFileSnapshot(snapshot('attention-matrix-f16-d256'));
+      });
+    }
     it(`attention-decode, ${dtype} tensors`, async () => {
       const plan = planned(decodePlan(sdpaProblem(DECODE), H100_LIKE, false, dtype));
       await expect(resolved([plan], forTensorType(ATTENTION_DECODE_KERNEL, dtype).code)).toMatchFileSnapshot(snapshot(`attention-decode-${dtype}`));

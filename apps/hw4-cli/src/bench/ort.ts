@@ -47,6 +47,8 @@ export function onnxProblem(dims: SdpaDims, options: SdpaOptions, dtype: 'f32' |
   if (masked) return 'masks, windows and cache lengths are not among its attention operators here';
   if (options.scoreMod !== undefined || options.maskMod !== undefined) return 'score and mask functions are not among its attention operators';
   if (options.scale !== undefined) return 'a custom scale is not timed';
+  // The bench's model gives GroupQueryAttention none of these, so a time would be of another attention.
+  if (options.softcap !== undefined || options.alibiSlopes !== undefined || options.sinks !== undefined) return 'softcap, ALiBi and sinks are not given to its operators here; not timed';
   // GroupQueryAttention takes one head size for Q, K and V, and the model chains its nodes through the query (each
   // output is the next node's query), so an output of another head size cannot be expressed.
   if (dims.dv !== undefined && dims.dv !== d) return `dv = ${dims.dv} ≠ d = ${d}: GroupQueryAttention takes one head size, and the model chains its nodes through the query; not timed`;

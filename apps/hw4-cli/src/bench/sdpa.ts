@@ -268,6 +268,11 @@ sdpa = torch.nn.functional.scaled_dot_product_attention
 try:
     from torch.nn.attention.flex_attention import flex_attention, create_block_mask
     flex = torch.compile(flex_attention, dynamic=False)
+    # Each case's shape, mask and score function is a compilation of its own: past dynamo's limit (8) flex would run
+    # uncompiled, at many times its speed.
+    for limit in ('recompile_limit', 'cache_size_limit'):
+        if hasattr(torch._dynamo.config, limit):
+            setattr(torch._dynamo.config, limit, 256)
 except Exception:
     flex = None
 

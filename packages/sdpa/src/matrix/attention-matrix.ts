@@ -2,13 +2,28 @@
  * The matrix-unit attention kernel (attention-matrix.wgsl, resident-o's loop with attention-fp32's heads, groups, bands
  * and masks): its plan for a problem on an adapter. It runs on tiled-host.ts, as attention-fp32 does.
  */
-import { kernelWorkgroupBytes, matrixUnavailable, type GpuContext, type SdpaProblem } from '@fa/core';
+import { kernelWorkgroupBytes, matrixUnavailable, type GpuContext, type KernelSource, type SdpaProblem } from '@fa/core';
 import type { DecodeTuning } from '../decode/attention-decode.js';
 import { COMBINE_WORKGROUP, forTensorType, scoreTermSwitches, type TensorType } from '../kernel-support.js';
 import { tiledKernel, type TiledPlan } from '../tiled-host.js';
 import code from './attention-matrix.wgsl';
 
 export const ATTENTION_MATRIX_KERNEL = tiledKernel('attention-matrix.wgsl', code);
+
+/** The kernel's register arrays as written (d up to 128), and as the wide-head variant sizes them (d up to 256). */
+const NARROW_ARRAYS = 'const DK_MAX: u32 = 8u;   // most fragments across d\nconst O4_MAX: u32 = 16u;';
+const WIDE_ARRAYS = 'const DK_MAX: u32 = 16u;  // most fragments across d\nconst O4_MAX: u32 = 32u;';
+
+/**
+ * The kernel for head size d: as written up to 128, or with register arrays for 16 fragments across d above it. The
+ * arrays are sized by constants (WGSL sizes a function's arrays by constants only), and sizing them for 256 everywhere
+ * cost the H100 4-12% at d = 64 (docs/sdpa.md).
+ */
+function kernelFor(d: number): KernelSource {
+  if (d <= 128) return ATTENTION_MATRIX_KERNEL;
+  if (!ATTENTION_MATRIX_KERNEL.code.includes(NARROW_ARRAYS)) throw new Error('attention-matrix.wgsl lacks its register arrays\' sizes; the wide-head variant cannot be made');
+  return { label: `${ATTENTION_MATRIX_KERNEL.label} (d up to 256)`, code: ATTENTION_MATRIX_KERNEL.code.replace(NARROW_ARRAYS, WIDE_ARRAYS) };
+}
 
 /** Keys per tile (BC in the kernel). */
 const MATRIX_BC = 32;
@@ -65,13 +80,15 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   const NSG = subgroups(OW);
   if (bytes(NSG, OW) > limit) return `d = ${d} needs ${bytes(NSG, OW)} bytes of workgroup memory, over this GPU's ${limit}`;
   const BR = 16 * NSG;
+  const terms = problem.softcap !== undefined || problem.alibiSlopes !== undefined || problem.sinks !== undefined;
   const blocks = problem.blockMask;
   const blockTiles = blocks !== undefined && blocks.rows % BR === 0 && blocks.keys % BC === 0;
   return {
     id: 'attention-matrix',
-    kernel: forTensorType(ATTENTION_MATRIX_KERNEL, dtype),
+    kernel: forTensorType(kernelFor(d), dtype),
     dtype,
-    constants: { D: d, NSG, PARTS, OW, BC, FLUSH, CW: COMBINE_WORKGROUP },
+    // TERMS only where softcap, ALiBi or sinks are given, so that the plain kernel's constants stay as they were.
+    constants: { D: d, NSG, PARTS, OW, BC, FLUSH, CW: COMBINE_WORKGROUP, ...(terms ? { TERMS: 1 } : {}) },
     switches: { mask: problem.mask ? 1 : 0, blocks: blocks ? 1 : 0, blockTiles: blockTiles ? 1 : 0, writeLse: lse ? 1 : 0, cached: problem.cacheLengths ? 1 : 0, ...scoreTermSwitches(problem) },
     BR,
     BC,

@@ -37,7 +37,8 @@
 // - Softcap and ALiBi (`softcap`, `alibi` = 1) change each score in f32 before its mask test, in attention-fp32's
 //   order; with sinks (`sinks` = 1) each row's ℓ counts its head's sink logit once, where O is normalized (here with
 //   one range, else `combine`).
-// - Head sizes up to 256 with one part (Gemma's 256: 16 fragments of Q and of O per subgroup); two parts stop at 128.
+// - Head sizes up to 256 with one part (Gemma's 256: 16 fragments of Q and of O per subgroup, in the host's wide-head
+//   variant of the register arrays); two parts stop at 128.
 // Taken from rung 25 f16-resident since (docs/sdpa.md has each change's measurements):
 // - the softmax reads S and writes P̃ four neighbouring keys at a time;
 // - each subgroup's S tile is BC columns wide (always with one part; with two where that fits more subgroups), O
@@ -70,11 +71,15 @@ override FLUSH: u32 = 0u; // 0: O stays in the matrix units, rescaled in place w
                           // tiles accumulated there between additions to O in f32 registers (and at every move)
 override CW: u32;         // invocations per workgroup of `combine`
 override BC: u32 = 32u;   // keys per tile: 16, 32 or 64
+override TERMS: u32 = 0u; // 1: softcap, ALiBi or sinks (the uniform's switches say which); 0 compiles them out, since
+                          // their code, even switched off, cost the f16 Llama prefill 10% on the H100
 
 const BC_MAX: u32 = 64u;  // most keys per tile
 const NC_MAX: u32 = 4u;   // BC_MAX / 16
-const DK_MAX: u32 = 16u;  // most fragments across d
-const O4_MAX: u32 = 32u;  // most vec4 columns of O one invocation keeps: D / 8
+// The register arrays' sizes, for d up to 128; the host's wide-head variant (d up to 256) replaces these two lines, so
+// that the arrays of the common head sizes stay their size (larger ones cost the H100 4-12% at d = 64).
+const DK_MAX: u32 = 8u;   // most fragments across d
+const O4_MAX: u32 = 16u;  // most vec4 columns of O one invocation keeps: D / 8
 const HOLD_MAX: u32 = 8u; // most vec4s of a K or V tile one invocation holds in registers between reading and staging
 const TAU: f32 = 8.0;     // how far a score may pass m_i before O and ℓ are rescaled (P̃ ≤ 2^TAU)
 
@@ -193,7 +198,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   if (params.cached == 1u && t == 0u) { shared4.w = min(tileLists[bm], params.Lk); }
   let Lk = select(params.Lk, workgroupUniformLoad(&shared4).w, params.cached == 1u);   // this batch's valid keys
   var terms = vec2<f32>(0.0);        // this query head's ALiBi slope and sink logit (base 2)
-  if (params.alibi == 1u || params.sinks == 1u) { terms = headTerms(hq); }
+  if (TERMS == 1u && (params.alibi == 1u || params.sinks == 1u)) { terms = headTerms(hq); }
 
   // Q_i through KV (its first BR rows; the low parts from row 2·BC on): each subgroup keeps the DK fragments of each
   // part of its 16 rows in registers for the whole key loop. With one part Q is staged unscaled, so f16 tensors stay
@@ -319,8 +324,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       let col = 4u * (2u * ((x + rot) % (BC / 8u)) + h);
       var s4 = sf4(sBase + col) * sScale;
       // Softcap, then ALiBi: the head's slope times each key's distance from the row's bottom-right diagonal.
-      if (params.softcap == 1u) { s4 = softcapped(s4); }
-      if (params.alibi == 1u) {
+      if (TERMS == 1u && params.softcap == 1u) { s4 = softcapped(s4); }
+      if (TERMS == 1u && params.alibi == 1u) {
         let diagonal = i32(rowQ) + i32(Lk) - i32(Lq) - i32(key0 + col);
         s4 -= terms.x * vec4<f32>(abs(vec4<i32>(diagonal) - vec4<i32>(0, 1, 2, 3)));
       }
@@ -428,7 +433,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   // With sinks and one range, ℓ counts the head's sink logit once, 2^(sink − m) (held at 2^126, as attention-fp32's
   // finish holds it); with several, `combine` counts it.
   var total = lRow;
-  if (params.sinks == 1u) { total = lRow + exp2(min(terms.y - m, 126.0)); }
+  let sinks = TERMS == 1u && params.sinks == 1u;
+  if (sinks) { total = lRow + exp2(min(terms.y - m, 126.0)); }
   let part = (pair * params.splits + split) * Lq + rowQ;
   for (var n0 = 0u; n0 < DK; n0 += OW / 16u) {
     workgroupBarrier();  // every subgroup has read its last S tile, or the last round
@@ -452,11 +458,11 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   if (params.splits == 1u) {
     if (params.writeLse == 1u) {
       var x = m + log2(lRow);
-      if (params.sinks == 1u) {
+      if (sinks) {
         let top = max(m, terms.y);
         x = top + log2(lRow * exp2(m - top) + exp2(terms.y - top));
       }
-      lse[pair * Lq + rowQ] = select(bitcast<f32>(params.minusInfinity), naturalLse(x), seen || params.sinks == 1u);
+      lse[pair * Lq + rowQ] = select(bitcast<f32>(params.minusInfinity), naturalLse(x), seen || sinks);
     }
   } else {
     ML[part] = vec2<f32>(m, lRow);

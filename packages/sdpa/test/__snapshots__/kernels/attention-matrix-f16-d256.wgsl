@@ -1,0 +1,614 @@
+// 4 subgroups, f16 products, O flushed 16 columns at a time; override constants:
+//   D = 256
+//   NSG = 4
+//   PARTS = 1
+//   OW = 16
+//   BC = 16
+//   FLUSH = 0
+//   CW = 64
+
+// attention-matrix: resident-o's matrix-unit loop (rung 24) for attention as models call it, with the heads, groups,
+// bands, masks, cache lengths and key ranges of attention-fp32 (whose host runs it: same bindings, same uniform).
+//
+// Promoted from rung 24 resident-o (packages/tensor/src/24-resident-o) as that file was when this one was made: O
+// accumulated in the matrix units between flushes, the lazy rescale, the K and V copies placed for three waits per
+// tile, rung 17's high and low f16 parts. The rung is a lesson and stays as it landed (its file has taken changes of
+// its own since: docs/sdpa.md's history); this file is the product's and is improved in place, and docs/sdpa.md
+// records what it took from which rung and what changed since, and has its measurements.
+//
+// Changed from resident-o, what a model's attention needs (docs/sdpa.md):
+// - No scratch pass: each workgroup reads Q_i, K_j and V_j from the caller's tensors through per-tensor strides (either
+//   layout, query head h reading KV head ⌊h / GROUP⌋) and rounds them to f16 as it stages them in workgroup memory,
+//   rows past Lq and Lk as zeros. PARTS = 1 keeps one f16 part (f16 tensors lose nothing: they are f16 already);
+//   PARTS = 2 keeps rung 17's high and low parts and three products per product (fp32-grade, for f32 tensors).
+// - The key tiles a workgroup visits are attention-fp32's: the band of its rows (causal, windows, cache lengths), the
+//   host's tile lists under a block mask, and one range of them when the keys are split (merged by `combine`).
+// - Where a band edge, Lk or a mask crosses a tile, each score of the softmax gets its exact test (maskedScore); a row
+//   that sees no key gets O = 0 and log-sum-exp −∞.
+// - With one part, Q is staged unscaled and S is multiplied by scale·log2(e) in f32, so f16 tensors stay exact.
+// - Softcap and ALiBi (`softcap`, `alibi` = 1) change each score in f32 before its mask test, in attention-fp32's
+//   order; with sinks (`sinks` = 1) each row's ℓ counts its head's sink logit once, where O is normalized (here with
+//   one range, else `combine`).
+// - Head sizes up to 256 with one part (Gemma's 256: 16 fragments of Q and of O per subgroup, in the host's wide-head
+//   variant of the register arrays); two parts stop at 128.
+// Taken from rung 25 f16-resident since (docs/sdpa.md has each change's measurements):
+// - the softmax reads S and writes P̃ four neighbouring keys at a time;
+// - each subgroup's S tile is BC columns wide (always with one part; with two where that fits more subgroups), O
+//   passing through it OW columns at a time, and the workgroup's memory kept small (23.0 KiB at d = 64 with one part);
+// - the tile schedule: V_j is read into registers before S_j is computed and staged after it, K_(j+1) read before the
+//   softmax and staged after it, so that each read's latency hides behind other work;
+// - with one part (FLUSH = 0), O stays in the matrix units for the whole key loop and is rescaled in place (through
+//   the subgroup's S rows) only when some row's m_i moves; with two, it is added to f32 registers every FLUSH tiles,
+//   so that the fp32-grade sum leaves the matrix units' accumulation as rung 24's did.
+// Why it is fast: the products run on the matrix units (16·16·16 multiply-adds per instruction) and the f16 tensors
+// are read once, at half the bytes of f32.
+
+enable f16;
+enable subgroups;
+enable chromium_experimental_subgroup_matrix;
+
+// How Q, K, V and O are held in memory, four elements at a time; the f16 variant replaces these lines (kernel-support.ts).
+alias Packed = vec2<u32>;
+fn unpack(x: Packed) -> vec4<f32> { return vec4<f32>(unpack2x16float(x.x), unpack2x16float(x.y)); }
+fn pack(x: vec4<f32>) -> Packed { let c = clamp(x, vec4<f32>(-65504.0), vec4<f32>(65504.0)); return vec2<u32>(pack2x16float(c.xy), pack2x16float(c.zw)); }
+
+alias L = subgroup_matrix_left<f16, 16, 16>;
+alias R = subgroup_matrix_right<f16, 16, 16>;
+alias A = subgroup_matrix_result<f32, 16, 16>;
+
+override D: u32;          // head size, a multiple of 16, at most 256 (128 with PARTS = 2)
+override NSG: u32;        // subgroups (of 32 invocations) per workgroup, each with 16 query rows
+override PARTS: u32;      // f16 parts per operand: 1 (f16 products) or 2 (high and low: fp32-grade)
+override FLUSH: u32 = 0u; // 0: O stays in the matrix units, rescaled in place when some row's m_i moves; else the
+                          // tiles accumulated there between additions to O in f32 registers (and at every move)
+override CW: u32;         // invocations per workgroup of `combine`
+override BC: u32 = 32u;   // keys per tile: 16, 32 or 64
+override TERMS: u32 = 0u; // 1: softcap, ALiBi or sinks (the uniform's switches say which); 0 compiles them out, since
+                          // their code, even switched off, cost the f16 Llama prefill 10% on the H100
+
+const BC_MAX: u32 = 64u;  // most keys per tile
+const NC_MAX: u32 = 4u;   // BC_MAX / 16
+// The register arrays' sizes, for d up to 128; the host's wide-head variant (d up to 256) replaces these two lines, so
+// that the arrays of the common head sizes stay their size (larger ones cost the H100 4-12% at d = 64).
+const DK_MAX: u32 = 16u;  // most fragments across d
+const O4_MAX: u32 = 32u;  // most vec4 columns of O one invocation keeps: D / 8
+const HOLD_MAX: u32 = 8u; // most vec4s of a K or V tile one invocation holds in registers between reading and staging
+const TAU: f32 = 8.0;     // how far a score may pass m_i before O and ℓ are rescaled (P̃ ≤ 2^TAU)
+
+// Params, the bindings (q, k, v, O, params, mask, blockFlags, lse, tileLists, Opart, ML), LOWEST, EXCLUDED, bandFirst,
+// bandLast, blockKept, headTerms, softcapped and naturalLse are tiled-interface.wgsl's, shared with the other tiled kernel and appended by
+// tiledKernel (tiled-host.ts), as is `combine` (combine.wgsl).
+
+override D4V: u32 = D / 4u;          // vec4s per row
+override D8: u32 = D / 8u;           // vec4 columns of O per invocation (two invocations per row)
+override DK: u32 = D / 16u;          // fragments across d
+override BR: u32 = 16u * NSG;        // query rows per workgroup
+override WG: u32 = 32u * NSG;        // invocations per workgroup
+override KS: u32 = D + 8u;           // row stride of the staged tiles (f16)
+override KT: u32 = BC * KS;          // one part of one K or V tile
+override QL: u32 = BR * KS;          // where Q_i's low parts are staged in KV (PARTS = 2)
+override NC: u32 = BC / 16u;         // key fragments per tile
+override TV: u32 = BC * D4V;         // vec4s of one K or V tile
+override HOLD: u32 = min(HOLD_MAX, (TV + WG - 1u) / WG);  // of those, held in registers per invocation (the rest
+                                                           // are read as they are staged)
+// Columns of O that pass through a subgroup's S tile at once (a flush takes D / OW rounds): D, or where that costs
+// subgroups per workgroup, BC (16 where BC does not divide D), so that the S tiles are BC columns wide, not D (the host
+// chooses; rung 25's page has why narrow tiles pay).
+override OW: u32 = D;
+override R8: u32 = OW / 8u;          // vec4 columns of O per invocation in one round
+override SO: u32 = max(BC, OW) + 4u;  // row stride of a subgroup's S tile, and of O when it passes through (f32)
+override PS: u32 = BC + 8u;           // row stride of the P̃ tiles (f16)
+override PL: u32 = BR * PS;          // where P̃'s low parts start in P (PARTS = 2)
+
+// Every workgroup variable is a multiple of 16 bytes: the matrix loads and stores need their arrays 16-byte aligned.
+var<workgroup> KV: array<f16, max(2u * PARTS * KT, PARTS * QL)>;  // K_j's parts, then V_j's, BC rows of KS each
+                                                                  // (first Q_i's parts)
+var<workgroup> Sf: array<f32, BR * SO>;          // per subgroup: its S tile, or O when it passes through (16 rows)
+var<workgroup> P: array<f16, PARTS * PL>;        // per subgroup: P̃ (with PARTS = 2 its high part, then from PL its
+                                                 // low part)
+var<workgroup> shared4: vec4<u32>;               // x, y: the tile list's start and count; z: the step at which some
+                                                 // row's m_i last moved; w: the batch's cache length
+
+/** x rounded to 11 significant bits (f16's precision) on its bits: x − hi(x) is exact and cannot be folded to 0. */
+fn hi(x: vec4<f32>) -> vec4<f32> {
+  return bitcast<vec4<f32>>((bitcast<vec4<u32>>(x) + vec4<u32>(0x1000u)) & vec4<u32>(0xffffe000u));
+}
+
+// Four values into KV at `at` as f16; with PARTS = 2 their high parts there and their low parts `low` halves later.
+fn put4(at: u32, x: vec4<f32>, low: u32) {
+  var h = x;
+  if (PARTS == 2u) {
+    h = hi(x);
+    let lo = x - h;
+    KV[at + low] = f16(lo.x);
+    KV[at + low + 1u] = f16(lo.y);
+    KV[at + low + 2u] = f16(lo.z);
+    KV[at + low + 3u] = f16(lo.w);
+  }
+  KV[at] = f16(h.x);
+  KV[at + 1u] = f16(h.y);
+  KV[at + 2u] = f16(h.z);
+  KV[at + 3u] = f16(h.w);
+}
+
+// Score s of row i with key j: the additive mask added (the host's base-2 values, so that a finite mask value, however
+// large, stays a finite score: tiled-interface.wgsl), LOWEST where the key is excluded. Rows past Lq (the last tile's
+// padding) read no mask.
+fn maskedScore(s: f32, b: u32, hq: u32, i: u32, j: u32, Lk: u32) -> f32 {
+  var kept = j < Lk && i32(j) >= bandFirst(i, Lk) && i32(j) <= bandLast(i, Lk);
+  if (i >= params.Lq) { return select(LOWEST, s, kept); }
+  if (kept && params.blocks == 1u && params.blockTiles == 0u) { kept = blockKept(b, hq, i, j); }
+  var r = s;
+  if (kept && params.mask == 1u) {
+    let add = mask[b * params.maskB + hq * params.maskH + i * params.maskI + j * params.maskJ];
+    kept = add > EXCLUDED;
+    r += select(0.0, add, kept);
+  }
+  return select(LOWEST, r, kept);
+}
+
+// Four consecutive f32 of Sf.
+fn sf4(at: u32) -> vec4<f32> { return vec4<f32>(Sf[at], Sf[at + 1u], Sf[at + 2u], Sf[at + 3u]); }
+
+// Tile n of the range's list: the n-th from jFirst, or the host's list's n-th under a block mask.
+fn tileAt(n: u32, jFirst: u32, listStart: u32) -> u32 {
+  if (params.blocks == 1u) { return tileLists[listStart + n]; }
+  return jFirst + n;
+}
+
+// Vector e (row e / D4V) of the K or V tile that starts at key0, zero past the batch's Lk keys (or past the tile).
+fn kVector(kvBase: u32, key0: u32, e: u32, Lk: u32) -> Packed {
+  let key = key0 + e / D4V;
+  if (e >= TV || key >= Lk) { return Packed(); }
+  return k[params.kStart + kvBase + key * params.kvRow + e % D4V];
+}
+fn vVector(kvBase: u32, key0: u32, e: u32, Lk: u32) -> Packed {
+  let key = key0 + e / D4V;
+  if (e >= TV || key >= Lk) { return Packed(); }
+  return v[params.vStart + kvBase + key * params.kvRow + e % D4V];
+}
+
+// Where vector e of a K or V tile goes in KV (its first part).
+fn tileSlot(e: u32) -> u32 { return (e / D4V) * KS + 4u * (e % D4V); }
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) t: u32,
+        @builtin(subgroup_id) sg: u32, @builtin(subgroup_invocation_id) lane: u32) {
+  let Lq = params.Lq;
+  let Tr = (Lq + BR - 1u) / BR;
+  let w = wid.y * nwg.x + wid.x;     // one workgroup per (batch, query head, query tile, range of its tiles)
+  let split = w % params.splits;
+  let pair = w / params.splits / Tr;
+  let i = (w / params.splits) % Tr;
+  if (pair >= params.bh) { return; }
+  let b = pair / params.Hq;
+  let hq = pair % params.Hq;
+  let qBase = b * params.qBatch + hq * params.qHead;   // Q of (b, hq), in vec4s
+  let oBase = b * params.oBatch + hq * params.oHead;   // O of (b, hq)
+  let kvBase = b * params.kvBatch + (hq / params.GROUP) * params.kvHead;
+  let bm = b + params.batch0;        // the batch in the masks
+  if (params.cached == 1u && t == 0u) { shared4.w = min(tileLists[bm], params.Lk); }
+  let Lk = select(params.Lk, workgroupUniformLoad(&shared4).w, params.cached == 1u);   // this batch's valid keys
+  var terms = vec2<f32>(0.0);        // this query head's ALiBi slope and sink logit (base 2)
+  if (TERMS == 1u && (params.alibi == 1u || params.sinks == 1u)) { terms = headTerms(hq); }
+
+  // Q_i through KV (its first BR rows; the low parts from row 2·BC on): each subgroup keeps the DK fragments of each
+  // part of its 16 rows in registers for the whole key loop. With one part Q is staged unscaled, so f16 tensors stay
+  // exact, and the scale multiplies S in f32 (rounding Q·scale·log2(e) to f16 would add up to 2^-12 of each score's
+  // size to its error); with two, the parts of Q·scale·log2(e) carry 22 bits and S needs no further rounding.
+  let qScale = select(1.0, params.scaleLog2, PARTS == 2u);
+  let sScale = select(params.scaleLog2, 1.0, PARTS == 2u);
+  for (var e = t; e < BR * D4V; e += WG) {
+    let row = e / D4V;
+    var x = vec4<f32>(0.0);
+    if (i * BR + row < Lq) { x = unpack(q[qBase + (i * BR + row) * params.qRow + e % D4V]) * qScale; }
+    put4(row * KS + 4u * (e % D4V), x, QL);
+  }
+  workgroupBarrier();
+  var qh: array<L, DK_MAX>;
+  var ql: array<L, DK_MAX>;
+  for (var kk = 0u; kk < DK; kk++) {
+    qh[kk] = subgroupMatrixLoad<L, row_major>(&KV, 16u * sg * KS + 16u * kk, KS);
+    if (PARTS == 2u) { ql[kk] = subgroupMatrixLoad<L, row_major>(&KV, QL + 16u * sg * KS + 16u * kk, KS); }
+  }
+
+  // The tiles any row of this workgroup sees, as in attention-fp32: from the first key of its first row's band to
+  // the last of its last's, or the host's list of them under a block mask; this workgroup takes range `split`.
+  let rowFirst = i * BR;
+  let rowLast = min(Lq, rowFirst + BR) - 1u;
+  let keyFirst = max(bandFirst(rowFirst, Lk), 0);
+  let keyLast = min(bandLast(rowLast, Lk), i32(Lk) - 1);
+  var jFirst = 0u;
+  var count = 0u;
+  var listStart = 0u;
+  if (params.blocks == 1u) {
+    let entry = 2u * ((bm * params.Hq + hq) * Tr + i);
+    if (t == 0u) { shared4.x = tileLists[entry]; shared4.y = tileLists[entry + 1u]; }
+    let list = workgroupUniformLoad(&shared4);
+    listStart = list.x;
+    count = list.y;
+  } else if (keyFirst <= keyLast) {
+    jFirst = u32(keyFirst) / BC;
+    count = u32(keyLast) / BC + 1u - jFirst;
+  }
+  var nBegin = split * count / params.splits;
+  var nEnd = (split + 1u) * count / params.splits;
+  if (params.perSplit > 0u) {
+    nBegin = min(split * params.perSplit, count);
+    nEnd = min(nBegin + params.perSplit, count);
+  }
+  let allFirst = bandFirst(rowLast, Lk);   // keys every row of the workgroup sees
+  let allLast = bandLast(rowFirst, Lk);
+
+  // This invocation's row r of the subgroup's 16 and its half h of the columns; `rot` turns rows by a bank offset.
+  let r = lane / 2u;
+  let h = lane % 2u;
+  let rot = r / 4u;
+  let rowQ = i * BR + 16u * sg + r;     // the query row
+  let sBase = 16u * sg * SO + r * SO;   // row r of this subgroup's S tile (and of O, when it passes through)
+  let pBase = 16u * sg * PS + r * PS;   // row r of this subgroup's P̃ tiles
+  var m = LOWEST;                       // the row's m_i (base 2): moves only past m_i + TAU
+  var l = 0.0;                          // this invocation's half of the row's running sum
+  var o: array<A, DK_MAX>;              // the subgroup's 16 rows of O (since the last flush, with FLUSH > 0)
+  for (var n = 0u; n < DK; n++) { o[n] = A(); }
+  var oRow: array<vec4<f32>, O4_MAX>;   // with FLUSH > 0, row r of O up to the last flush, vec4 columns as in the final write
+  if (FLUSH > 0u) { for (var x = 0u; x < D8; x++) { oRow[x] = vec4<f32>(0.0); } }
+
+  // The first tile's K into KV now. In the loop, V_j is read into registers before S_j is computed and written to KV
+  // after it, and K_(j+1) is read before the softmax and written after it: each read's latency hides behind other work.
+  var held: array<Packed, HOLD_MAX>;   // this invocation's vec4s of the V or K tile it is staging
+  workgroupBarrier();  // every subgroup has its Q fragments; KV takes the key tiles
+  if (nBegin < nEnd) {
+    let key0 = tileAt(nBegin, jFirst, listStart) * BC;
+    for (var e = t; e < TV; e += WG) { put4(tileSlot(e), unpack(kVector(kvBase, key0, e, Lk)), KT); }
+  }
+
+  for (var step = nBegin; step < nEnd; step++) {
+    let key0 = tileAt(step, jFirst, listStart) * BC;
+    workgroupBarrier();  // K_j is in KV; every subgroup is done with V_(j−1) and P̃_(j−1) (and with Q_i's staging)
+
+    // V_j read into the registers while S_j is computed.
+    for (var u = 0u; u < HOLD; u++) { held[u] = vVector(kvBase, key0, t + WG * u, Lk); }
+
+    // S = Q_i K_jᵀ for this subgroup's 16 rows (with PARTS = 2, the three products from the smallest up); the key
+    // fragments' chains are interleaved so that each one's latency hides behind the others'.
+    var s: array<A, NC_MAX>;
+    for (var c = 0u; c < NC; c++) { s[c] = A(); }
+    for (var kk = 0u; kk < DK; kk++) {
+      for (var c = 0u; c < NC; c++) {
+        let kh = subgroupMatrixLoad<R, col_major>(&KV, 16u * c * KS + 16u * kk, KS);
+        if (PARTS == 2u) {
+          let kl = subgroupMatrixLoad<R, col_major>(&KV, KT + 16u * c * KS + 16u * kk, KS);
+          s[c] = subgroupMatrixMultiplyAccumulate(ql[kk], kh, s[c]);
+          s[c] = subgroupMatrixMultiplyAccumulate(qh[kk], kl, s[c]);
+        }
+        s[c] = subgroupMatrixMultiplyAccumulate(qh[kk], kh, s[c]);
+      }
+    }
+    for (var c = 0u; c < NC; c++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * c, s[c], SO); }
+
+    // V_j into KV (every subgroup is done with V_(j−1): the barrier at the top), the vectors past the registers read now.
+    for (var u = 0u; u < HOLD; u++) {
+      let e = t + WG * u;
+      if (e < TV) { put4(PARTS * KT + tileSlot(e), unpack(held[u]), KT); }
+    }
+    for (var e = t + WG * HOLD; e < TV; e += WG) { put4(PARTS * KT + tileSlot(e), unpack(vVector(kvBase, key0, e, Lk)), KT); }
+    workgroupBarrier();  // S is in Sf and V_j in KV; every subgroup is done with K_j
+
+    // K_(j+1) read into the registers while the softmax runs, written to KV after it.
+    let more = step + 1u < nEnd;
+    var nextKey0 = 0u;
+    if (more) {
+      nextKey0 = tileAt(step + 1u, jFirst, listStart) * BC;
+      for (var u = 0u; u < HOLD; u++) { held[u] = kVector(kvBase, nextKey0, t + WG * u, Lk); }
+    }
+
+    // Online softmax of row r in f32, lazily, on the scores (scaled by scale·log2(e)): their maximum over both halves
+    // (one shuffle); m_i moves only when the row passes it by more than TAU, and then (past the range's first tile) O
+    // must be rescaled by α. Where a band edge, Lk or a mask crosses the tile, each score gets its exact test.
+    let checked = params.mask == 1u || (params.blocks == 1u && params.blockTiles == 0u) || key0 + BC > Lk ||
+                  i32(key0) < allFirst || i32(key0 + BC - 1u) > allLast;
+    // The invocation's BC / 2 keys are vectors of four neighbouring keys, as rung 25 reads them: a quarter of the
+    // index arithmetic, and loads and stores the compiler can merge.
+    var sv: array<vec4<f32>, BC_MAX / 8u>;
+    var mx = LOWEST;
+    for (var x = 0u; x < BC / 8u; x++) {
+      let col = 4u * (2u * ((x + rot) % (BC / 8u)) + h);
+      var s4 = sf4(sBase + col) * sScale;
+      // Softcap, then ALiBi: the head's slope times each key's distance from the row's bottom-right diagonal.
+      if (TERMS == 1u && params.softcap == 1u) { s4 = softcapped(s4); }
+      if (TERMS == 1u && params.alibi == 1u) {
+        let diagonal = i32(rowQ) + i32(Lk) - i32(Lq) - i32(key0 + col);
+        s4 -= terms.x * vec4<f32>(abs(vec4<i32>(diagonal) - vec4<i32>(0, 1, 2, 3)));
+      }
+      if (checked) {
+        let j = key0 + col;
+        s4 = vec4<f32>(maskedScore(s4.x, bm, hq, rowQ, j, Lk), maskedScore(s4.y, bm, hq, rowQ, j + 1u, Lk),
+                       maskedScore(s4.z, bm, hq, rowQ, j + 2u, Lk), maskedScore(s4.w, bm, hq, rowQ, j + 3u, Lk));
+      }
+      sv[x] = s4;
+      mx = max(mx, max(max(s4.x, s4.y), max(s4.z, s4.w)));
+    }
+    mx = max(mx, subgroupShuffleXor(mx, 1u));
+    var alpha = 1.0;
+    if (mx > m + TAU) {
+      alpha = exp2(m - mx);
+      m = mx;
+      l *= alpha;
+      if (step > nBegin) { shared4.z = step; }   // O holds earlier tiles: rescale it by α before this one is added
+    }
+    var sum = 0.0;
+    for (var x = 0u; x < BC / 8u; x++) {
+      let at = pBase + 4u * (2u * ((x + rot) % (BC / 8u)) + h);
+      let p = exp2(sv[x] - m);
+      sum += (p.x + p.y) + (p.z + p.w);
+      if (PARTS == 2u) {
+        let ph = hi(p);
+        let pl = p - ph;
+        P[at] = f16(ph.x);
+        P[at + 1u] = f16(ph.y);
+        P[at + 2u] = f16(ph.z);
+        P[at + 3u] = f16(ph.w);
+        P[PL + at] = f16(pl.x);
+        P[PL + at + 1u] = f16(pl.y);
+        P[PL + at + 2u] = f16(pl.z);
+        P[PL + at + 3u] = f16(pl.w);
+      } else {
+        P[at] = f16(p.x);
+        P[at + 1u] = f16(p.y);
+        P[at + 2u] = f16(p.z);
+        P[at + 3u] = f16(p.w);
+      }
+    }
+    l += sum;
+    if (more) {
+      for (var u = 0u; u < HOLD; u++) {
+        let e = t + WG * u;
+        if (e < TV) { put4(tileSlot(e), unpack(held[u]), KT); }
+      }
+      for (var e = t + WG * HOLD; e < TV; e += WG) { put4(tileSlot(e), unpack(kVector(kvBase, nextKey0, e, Lk)), KT); }
+    }
+
+    // The P̃ tiles are in workgroup memory and every S tile is read (the barrier in the uniform load). Where some
+    // row's m_i moved, O is rescaled by α: with FLUSH = 0 in place, through the subgroup's Sf rows; with FLUSH > 0 by
+    // a flush, oRow = α · (oRow + o), as every FLUSH tiles, and o starts again from zero.
+    let moved = workgroupUniformLoad(&shared4).z == step && step > nBegin;
+    let flush = FLUSH > 0u && (moved || ((step - nBegin) % max(FLUSH, 1u) == 0u && step > nBegin));
+    if (moved || flush) {
+      for (var n0 = 0u; n0 < DK; n0 += OW / 16u) {
+        if (n0 > 0u) { workgroupBarrier(); }  // the last round is read
+        for (var n = 0u; n < OW / 16u; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n0 + n], SO); }
+        workgroupBarrier();
+        for (var y = 0u; y < R8; y++) {
+          let at = sBase + 4u * (2u * ((y + rot) % R8) + h);
+          if (FLUSH > 0u) {
+            let x = n0 / (OW / 16u) * R8 + y;
+            oRow[x] = (oRow[x] + sf4(at)) * alpha;
+          } else {
+            let scaled = sf4(at) * alpha;
+            Sf[at] = scaled.x;
+            Sf[at + 1u] = scaled.y;
+            Sf[at + 2u] = scaled.z;
+            Sf[at + 3u] = scaled.w;
+          }
+        }
+        if (FLUSH == 0u) {
+          workgroupBarrier();
+          for (var n = 0u; n < OW / 16u; n++) { o[n0 + n] = subgroupMatrixLoad<A, row_major>(&Sf, 16u * sg * SO + 16u * n, SO); }
+        }
+      }
+      if (FLUSH > 0u) { for (var n = 0u; n < DK; n++) { o[n] = A(); } }
+    }
+
+    // o += P̃ V_j (with PARTS = 2, the three products from the smallest up).
+    for (var c = 0u; c < NC; c++) {
+      let ph = subgroupMatrixLoad<L, row_major>(&P, 16u * sg * PS + 16u * c, PS);
+      var pl = ph;
+      if (PARTS == 2u) { pl = subgroupMatrixLoad<L, row_major>(&P, PL + 16u * sg * PS + 16u * c, PS); }
+      for (var n = 0u; n < DK; n++) {
+        let vh = subgroupMatrixLoad<R, row_major>(&KV, PARTS * KT + 16u * c * KS + 16u * n, KS);
+        if (PARTS == 2u) {
+          let vl = subgroupMatrixLoad<R, row_major>(&KV, 3u * KT + 16u * c * KS + 16u * n, KS);
+          o[n] = subgroupMatrixMultiplyAccumulate(pl, vh, o[n]);
+          o[n] = subgroupMatrixMultiplyAccumulate(ph, vl, o[n]);
+        }
+        o[n] = subgroupMatrixMultiplyAccumulate(ph, vh, o[n]);
+      }
+    }
+  }
+
+  // The row's O (o, plus oRow with FLUSH > 0) through the subgroup's Sf rows, OW columns a round, and ℓ_i over both
+  // halves: O_i = O / ℓ_i (0 for a row that saw no key) and its log-sum-exp (−∞), or with several ranges this range's
+  // unnormalized O, m and ℓ for `combine`.
+  let lRow = l + subgroupShuffleXor(l, 1u);
+  let seen = m > LOWEST;
+  // With sinks and one range, ℓ counts the head's sink logit once, 2^(sink − m) (held at 2^126, as attention-fp32's
+  // finish holds it); with several, `combine` counts it.
+  var total = lRow;
+  let sinks = TERMS == 1u && params.sinks == 1u;
+  if (sinks) { total = lRow + exp2(min(terms.y - m, 126.0)); }
+  let part = (pair * params.splits + split) * Lq + rowQ;
+  for (var n0 = 0u; n0 < DK; n0 += OW / 16u) {
+    workgroupBarrier();  // every subgroup has read its last S tile, or the last round
+    for (var n = 0u; n < OW / 16u; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n0 + n], SO); }
+    workgroupBarrier();
+    if (rowQ < Lq) {
+      for (var y = 0u; y < R8; y++) {
+        let turned = 2u * ((y + rot) % R8) + h;
+        var value = sf4(sBase + 4u * turned);
+        if (FLUSH > 0u) { value += oRow[n0 / (OW / 16u) * R8 + y]; }
+        let c4 = n0 * 4u + turned;   // the vec4 column of O
+        if (params.splits == 1u) {
+          O[oBase + rowQ * params.oRow + c4] = pack(select(vec4<f32>(0.0), value / total, seen));
+        } else {
+          Opart[part * D4V + c4] = value;
+        }
+      }
+    }
+  }
+  if (rowQ >= Lq || h != 0u) { return; }
+  if (params.splits == 1u) {
+    if (params.writeLse == 1u) {
+      var x = m + log2(lRow);
+      if (sinks) {
+        let top = max(m, terms.y);
+        x = top + log2(lRow * exp2(m - top) + exp2(terms.y - top));
+      }
+      lse[pair * Lq + rowQ] = select(bitcast<f32>(params.minusInfinity), naturalLse(x), seen || sinks);
+    }
+  } else {
+    ML[part] = vec2<f32>(m, lRow);
+  }
+}
+
+// The interface of the tiled attention kernels (attention-fp32 and attention-matrix), appended to each by tiledKernel
+// (tiled-host.ts), whose host fills it: the uniform, the bindings, and the band and block tests both kernels make.
+// Each kernel declares `Packed` (how q, k, v and O are held in memory).
+
+struct Params {
+  Lq: u32,
+  Lk: u32,
+  Hq: u32,
+  GROUP: u32,              // query heads per KV head
+  bh: u32,                 // B·Hq: (batch, head) pairs in this run
+  batch0: u32,             // the run's first batch, for the masks (which cover every batch)
+  qBatch: u32,             // strides of Q and O in vec4s: batch, head, row
+  qHead: u32,
+  qRow: u32,
+  kvBatch: u32,            // strides of K and V in vec4s
+  kvHead: u32,
+  kvRow: u32,
+  kStart: u32,             // where K and V begin in their bindings, in vec4s: 0, unless Q, K and V share one buffer
+  vStart: u32,             // (hw4's file layout, each batch Q then K then V: hw4-adapter.ts)
+  oBatch: u32,             // strides of O in vec4s: Q's, unless Q lies packed with K and V
+  oHead: u32,
+  oRow: u32,
+  scaleLog2: f32,          // scale·log2(e)
+  left: i32,               // keys before the diagonal a row sees (a large number when unbounded)
+  right: i32,              // keys after it (0 when causal)
+  maskB: u32,              // element mask strides in f32s (0 along broadcast dimensions)
+  maskH: u32,
+  maskI: u32,
+  maskJ: u32,
+  blockRows: u32,          // rows and keys of a block of the block mask
+  blockKeys: u32,
+  blocksB: u32,            // block mask strides in flags
+  blocksH: u32,
+  blocksI: u32,
+  blocksJ: u32,
+  minusInfinity: u32,      // 0xff800000, the bits of −∞ (WGSL has no constant for it), the lse of a row with no key
+  splits: u32,             // workgroups per row block, each a range of its tiles; 1: O is written directly
+  perSplit: u32,           // tiles per range (0: count / splits each)
+  mask: u32,               // 1: an element mask is bound
+  blocks: u32,             // 1: a block mask is bound
+  blockTiles: u32,         // 1: every kernel tile lies inside one block (blocks are whole tiles): no per-score test
+  writeLse: u32,           // 1: write each row's log-sum-exp
+  cached: u32,             // 1: batch b holds only its first tileLists[b] keys (no block mask then)
+  softcap: u32,            // 1: each score s becomes c·tanh(s/c), in natural units (softcapped)
+  alibi: u32,              // 1: each score of query head h loses slope_h·|i + Lk − Lq − j| (headTerms)
+  sinks: u32,              // 1: each row's ℓ counts its query head's sink logit, 2^(sink − m) (headTerms)
+  capIn: f32,              // ln(2)/c, at most 2^26: a score in base 2 times capIn is s/c in natural units
+  capOut: f32,             // c·log2(e): c·tanh(·) back in base 2
+  headTerms: u32,          // where `mask` holds each query head's (slope, sink) pair, base 2, after the mask's values
+}
+
+@group(0) @binding(0) var<storage, read> q: array<Packed>;
+@group(0) @binding(1) var<storage, read> k: array<Packed>;
+@group(0) @binding(2) var<storage, read> v: array<Packed>;
+@group(0) @binding(3) var<storage, read_write> O: array<Packed>;
+@group(0) @binding(4) var<uniform> params: Params;
+@group(0) @binding(5) var<storage, read> mask: array<f32>;          // additive in base 2 (maskBase2), ≤ EXCLUDED where excluded;
+                                                                    // then, with ALiBi or sinks, 2·Hq floats from headTerms
+@group(0) @binding(6) var<storage, read> blockFlags: array<u32>;   // 1: the block is computed
+@group(0) @binding(7) var<storage, read_write> lse: array<f32>;     // B·Hq·Lq: log-sum-exp of each row
+@group(0) @binding(8) var<storage, read> tileLists: array<u32>;     // per (batch, head, query tile): start, count; then tiles.
+                                                                    // Without a block mask: each batch's cache length
+                                                                    // when `cached` is 1
+@group(0) @binding(9) var<storage, read_write> Opart: array<vec4<f32>>;  // per (pair, split, row): unnormalized O
+@group(0) @binding(10) var<storage, read_write> ML: array<vec2<f32>>;    // per (pair, split, row): m, ℓ
+
+// Scores in base 2 (s = scale·log2(e)·q·k, |s| < 2^101 by the host's overflow check, float32-range.ts) plus the mask's
+// values, which the host writes in base 2 within ±MASK_TOP (maskBase2 in tiled-host.ts: x·log2(e) up to ±MASK_KNEE,
+// past it brought linearly within ±MASK_TOP, so that the most negative float32, −3.4e38, stays a finite value, not an
+// exclusion, and +3e38 does not overflow to +∞). So every finite score t has |t| < 2^127 − 2^109.
+// LOWEST stands for −∞ in m_i (no key yet) and in excluded scores: below every finite t, and any difference of two of
+// t, m_i and LOWEST stays below 2^128 − 2^109, within float32's range: exp2 never sees ∞ − ∞, and a row sees a key
+// exactly when its m_i > LOWEST.
+const LOWEST: f32 = -1.7014118346046923e+38;    // −2^127
+const EXCLUDED: f32 = -3.0e38;                  // mask values at or below it exclude the key (the host writes −3.4e38)
+const MASK_KNEE: f32 = 8.507059173023462e+37;   // 2^126
+const MASK_TOP: f32 = 1.701398853862546e+38;    // 2^127 − 2^110: where the host puts ±3.4028235e38·log2(e)
+const MASK_SPAN_INV: f32 = 1.1755122874426309e-38;  // 1 / (MASK_TOP − MASK_KNEE)
+const KNEE_LN2: f32 = 5.896644096840839e+37;    // MASK_KNEE·ln 2, rounded
+const TAIL_SPAN: f32 = 2.8131590567012047e+38;  // float32's largest value − KNEE_LN2, rounded down
+
+// A row's log-sum-exp in natural units from x = m_i + log2 ℓ_i (base 2): x·ln 2, except past ±MASK_KNEE, where the
+// row's maximum is a mask value the host compressed; there the compression is undone (MASK_TOP gives float32's largest
+// value, and the result is at most KNEE_LN2 + TAIL_SPAN, which does not round past it). Scores alone stay below 2^101.
+fn naturalLse(x: f32) -> f32 {
+  let a = abs(x);
+  if (a <= MASK_KNEE) { return x * 0.6931471805599453; }
+  return sign(x) * (KNEE_LN2 + min((a - MASK_KNEE) * MASK_SPAN_INV, 1.0) * TAIL_SPAN);
+}
+
+// Query head hq's ALiBi slope and sink logit in base 2 (×log2 e), which the host writes after the mask's values, so
+// that they take no binding of their own (the tiled kernels bind 10 storage buffers already).
+fn headTerms(hq: u32) -> vec2<f32> { return vec2<f32>(mask[params.headTerms + 2u * hq], mask[params.headTerms + 2u * hq + 1u]); }
+
+// The softcap on scores s in base 2, in natural units: s·ln 2 / c (one multiply by capIn), tanh, times c·log2(e)
+// (capOut). tanh's argument is clamped to ±10, where tanh rounds to ±1 in float32 anyway, so that no implementation's
+// tanh meets an argument whose exponentials overflow; capIn ≤ 2^26 keeps s·capIn finite (|s| < 2^101).
+fn softcapped(s: vec4<f32>) -> vec4<f32> {
+  return params.capOut * tanh(clamp(s * params.capIn, vec4<f32>(-10.0), vec4<f32>(10.0)));
+}
+
+// The band of keys row i sees in a batch of Lk valid keys: [i + Lk − Lq − left, i + Lk − Lq + right], signed.
+fn bandFirst(i: u32, Lk: u32) -> i32 { return i32(i) + i32(Lk) - i32(params.Lq) - params.left; }
+fn bandLast(i: u32, Lk: u32) -> i32 { return i32(i) + i32(Lk) - i32(params.Lq) + params.right; }
+
+// The flag of the block that holds (row i, key j) of (batch b, head hq).
+fn blockKept(b: u32, hq: u32, i: u32, j: u32) -> bool {
+  return blockFlags[b * params.blocksB + hq * params.blocksH + (i / params.blockRows) * params.blocksI + (j / params.blockKeys) * params.blocksJ] != 0u;
+}
+
+// The `combine` entry point of the tiled attention kernels (attention-fp32 and attention-matrix), appended to each by
+// tiledKernel (tiled-host.ts): it uses tiled-interface.wgsl's Params, bindings (O, params, mask, lse, Opart, ML),
+// LOWEST, headTerms and naturalLse, and each kernel's D4V, CW and pack.
+
+// One invocation per vec4 of O: the ranges of its row merged, O = Σ 2^(m_s − M) O_s / Σ 2^(m_s − M) ℓ_s; with sinks,
+// the row's sink enters the denominator once, here: + 2^(sink − M).
+@compute @workgroup_size(CW)
+fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
+           @builtin(local_invocation_index) t: u32) {
+  let Lq = params.Lq;
+  let e = (wid.y * nwg.x + wid.x) * CW + t;   // vec4 e of O: pair, row, column col
+  if (e >= params.bh * Lq * D4V) { return; }
+  let col = e % D4V;
+  let row = (e / D4V) % Lq;
+  let pair = e / D4V / Lq;
+  var M = LOWEST;
+  for (var s = 0u; s < params.splits; s++) { M = max(M, ML[(pair * params.splits + s) * Lq + row].x); }
+  var l = 0.0;
+  var o = vec4<f32>(0.0);
+  for (var s = 0u; s < params.splits; s++) {
+    let part = (pair * params.splits + s) * Lq + row;
+    let scale = exp2(ML[part].x - M);
+    l += scale * ML[part].y;
+    o += scale * Opart[part * D4V + col];
+  }
+  let seen = M > LOWEST;
+  let b = pair / params.Hq;
+  let hq = pair % params.Hq;
+  var total = l;                     // ℓ, with the sink's weight where there is one
+  var x = M + log2(l);               // the log-sum-exp in base 2
+  if (params.sinks == 1u) {
+    // 2^(sink − M) held at 2^126 (past it O is below 2^-118 of max|v| either way); the log-sum-exp from the larger of
+    // M and the sink, which a row that saw no key gets: log e^sink = sink.
+    let sink = headTerms(hq).y;
+    total = l + exp2(min(sink - M, 126.0));
+    let top = max(M, sink);
+    x = top + log2(l * exp2(M - top) + exp2(sink - top));
+  }
+  O[b * params.oBatch + hq * params.oHead + row * params.oRow + col] = pack(select(vec4<f32>(0.0), o / total, seen));
+  if (params.writeLse == 1u && col == 0u) { lse[pair * Lq + row] = select(bitcast<f32>(params.minusInfinity), naturalLse(x), seen || params.sinks == 1u); }
+}
