@@ -104,6 +104,10 @@ export const GROUPS: { name: string; cases: Case[] }[] = [
       { name: 'softcap 2: scores c·tanh(s/c), Lq < Lk, two key ranges', dims: { B: 1, Hq: 2, Hkv: 1, Lq: 20, Lk: 45, d: 64 }, options: { softcap: 2 }, kernel: 'attention-fp32' },
       { name: 'sinks, Lq = 40 > Lk = 17, causal: rows that see nothing (O = 0, log-sum-exp the sink)', dims: { B: 1, Hq: 2, Hkv: 1, Lq: 40, Lk: 17, d: 64 }, options: { causal: true, sinks: Float32Array.of(0.5, 4) }, kernel: 'attention-fp32' },
       { name: 'ALiBi slopes 2^-2 … 2^-8, causal, GQA 4', dims: { B: 2, Hq: 4, Hkv: 1, Lq: 30, Lk: 30, d: 64 }, options: { causal: true, alibiSlopes: Float32Array.of(2 ** -2, 2 ** -4, 2 ** -6, 2 ** -8) }, kernel: 'attention-fp32' },
+      // On the default kernel (attention-matrix with f16 tensors where it runs): one key tile, so the kernel itself
+      // normalizes O with the sinks and writes the log-sum-exp; and ALiBi's distances from each batch's own diagonal.
+      { name: 'softcap, ALiBi and sinks in one key range with its log-sum-exp, causal, GQA 2', dims: { B: 1, Hq: 4, Hkv: 2, Lq: 24, Lk: 28, d: 64 }, options: { causal: true, softcap: 3, alibiSlopes: Float32Array.of(0.5, 0.25, 0.125, 0.0625), sinks: Float32Array.of(1, -1, 0, 2) } },
+      { name: 'ALiBi over caches of 70 and 25 of 70 keys, chunked prefill, causal, GQA 2', dims: { B: 2, Hq: 4, Hkv: 2, Lq: 20, Lk: 70, d: 64 }, options: { causal: true, cacheLengths: [70, 25], alibiSlopes: Float32Array.of(0.5, 0.25, 0.125, 0.0625) } },
       {
         name: 'softcap, ALiBi and sinks with an additive mask [Lq, Lk] and a row of −∞, two key ranges',
         dims: { B: 1, Hq: 2, Hkv: 1, Lq: 20, Lk: 45, d: 64 },
@@ -208,6 +212,7 @@ export const GROUPS: { name: string; cases: Case[] }[] = [
     name: 'head sizes: d = 256, V\'s own head size dv',
     cases: [
       { name: 'd = 256, causal, GQA 2', dims: { B: 1, Hq: 2, Hkv: 1, Lq: 20, Lk: 20, d: 256 }, options: { causal: true }, kernel: 'attention-fp32' },
+      { name: 'd = 256, causal, GQA 2, on the default kernel (attention-matrix\'s wide-head variant with f16 tensors where it runs)', dims: { B: 1, Hq: 2, Hkv: 1, Lq: 20, Lk: 20, d: 256 }, options: { causal: true } },
       {
         name: 'd = 16, dv = 8, additive mask [Lq, Lk] with −∞, GQA 2, two key ranges',
         dims: { B: 1, Hq: 2, Hkv: 1, Lq: 20, Lk: 45, d: 16, dv: 8 },

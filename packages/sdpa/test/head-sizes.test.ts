@@ -99,8 +99,10 @@ describe('which kernel takes d = 256 and dv ≠ d', () => {
   });
   it('attention-matrix: f16 head sizes to 256 in 16-key tiles, within the workgroup memory', () => {
     const plan = planned(matrixPlan(sdpaProblem(PREFILL, { causal: true }), H100_LIKE, false, 'f16'));
-    expect(plan.constants).toMatchObject({ D: 256, BC: 16, PARTS: 1 });
-    expect(plan.workgroupBytes).toBeLessThanOrEqual(49152);
+    // Four subgroups fit the H100-like 48 KiB: Q staged through the K/V tiles' memory (64 rows of 264 f16), S and P̃.
+    expect(plan.constants).toMatchObject({ D: 256, BC: 16, PARTS: 1, NSG: 4, OW: 16 });
+    expect(plan.workgroupBytes).toBe(42000);
+    expect(plan.kernel.code).toContain('const DK_MAX: u32 = 16u;');
     for (const d of [144, 160, 176, 192, 208, 224, 240]) expect(typeof matrixPlan(sdpaProblem({ ...PREFILL, d }), H100_LIKE, false, 'f16')).toBe('object');
   });
   it('the default: f16 prefills of d = 256 on attention-matrix, of dv ≠ d on attention-fp32, decode rows on attention-decode', () => {

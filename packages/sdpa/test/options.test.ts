@@ -139,13 +139,14 @@ describe('softcap, ALiBi and sinks: the kernels that take them, the one that dec
     const switchesOf = (options: PrepareOptions) => {
       const plan = planAttention(H100_LIKE, prefill, { ...options, dtype: 'f16', kernel: 'attention-matrix' });
       if (typeof plan === 'string' || plan.kernel !== 'attention-matrix') throw new Error(`not the matrix kernel's plan: ${typeof plan === 'string' ? plan : plan.kernel}`);
-      return plan.kernelPlan.switches;
+      return { ...plan.kernelPlan.switches, TERMS: plan.kernelPlan.constants.TERMS };
     };
-    expect(switchesOf(all)).toMatchObject({ softcap: 1, alibi: 1, sinks: 1 });
-    expect(switchesOf({ softcap: 30 })).toMatchObject({ softcap: 1, alibi: 0, sinks: 0 });
-    expect(switchesOf({ sinks: all.sinks })).toMatchObject({ softcap: 0, alibi: 0, sinks: 1 });
-    expect(switchesOf({ alibiSlopes: all.alibiSlopes })).toMatchObject({ softcap: 0, alibi: 1, sinks: 0 });
-    expect(switchesOf({})).toMatchObject({ softcap: 0, alibi: 0, sinks: 0 });
+    // TERMS = 1 compiles their code in; without it the kernel would ignore the switches.
+    expect(switchesOf(all)).toMatchObject({ softcap: 1, alibi: 1, sinks: 1, TERMS: 1 });
+    expect(switchesOf({ softcap: 30 })).toMatchObject({ softcap: 1, alibi: 0, sinks: 0, TERMS: 1 });
+    expect(switchesOf({ sinks: all.sinks })).toMatchObject({ softcap: 0, alibi: 0, sinks: 1, TERMS: 1 });
+    expect(switchesOf({ alibiSlopes: all.alibiSlopes })).toMatchObject({ softcap: 0, alibi: 1, sinks: 0, TERMS: 1 });
+    expect(switchesOf({})).toEqual({ mask: 0, blocks: 0, blockTiles: 0, writeLse: 0, cached: 0, softcap: 0, alibi: 0, sinks: 0, TERMS: undefined });
     const why = "softcap, ALiBi slopes and sinks with f32 tensors are attention-fp32's (the matrix kernel takes them with f16 tensors)";
     for (const options of [all, { softcap: 30 }, { sinks: all.sinks }, { alibiSlopes: all.alibiSlopes }]) {
       expect(planAttention(H100_LIKE, prefill, { ...options, kernel: 'attention-matrix' })).toBe(why);

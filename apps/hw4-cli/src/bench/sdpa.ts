@@ -120,7 +120,7 @@ export const SDPA_BENCH_CASES: readonly SdpaBenchCase[] = [
   { name: 'causal, 1×12×4096×64', dims: { B: 1, Hq: 12, Hkv: 12, Lq: 4096, Lk: 4096, d: 64 }, options: { causal: true } },
   { name: 'causal as a mask function, 1×12×4096×64', dims: { B: 1, Hq: 12, Hkv: 12, Lq: 4096, Lk: 4096, d: 64 }, options: { maskMod: CAUSAL_MASK }, documents: 1, reference: () => ({ causal: true }) },
   documentsCase(8, 4096),
-  // Head sizes past 128 and V's own head size (attention-fp32; attention-matrix takes d = dv up to 128): Gemma 2 and
+  // Head sizes past 128 (attention-matrix with f16 tensors) and V's own head size (attention-fp32): Gemma 2 and
   // 3's d = 256 with grouped KV heads, and DeepSeek's MLA shape, d = 192 for Q and K, dv = 128 for V.
   { name: 'Gemma d = 256 prefill, 1×16/8×4096×256, causal, f16', dims: { B: 1, Hq: 16, Hkv: 8, Lq: 4096, Lk: 4096, d: 256 }, options: { causal: true }, dtype: 'f16' },
   { name: 'MLA-shaped prefill, d = 192, dv = 128, 1×16×4096, causal, f16', dims: { B: 1, Hq: 16, Hkv: 16, Lq: 4096, Lk: 4096, d: 192, dv: 128 }, options: { causal: true }, dtype: 'f16' },
