@@ -55,12 +55,12 @@ override FLUSH: u32 = 0u; // 0: O stays in the matrix units, rescaled in place w
 override CW: u32;         // invocations per workgroup of `combine`
 override BC: u32 = 32u;   // keys per tile: 16, 32 or 64
 override TERMS: u32 = 0u; // 1: softcap, ALiBi or sinks (the uniform's switches say which); 0 compiles them out, since
-                          // their code, even switched off, cost the f16 Llama prefill 10% on the H100
+                          // their code, even switched off, slows the plain loop (docs/sdpa.md has the measurement)
 
 const BC_MAX: u32 = 64u;  // most keys per tile
 const NC_MAX: u32 = 4u;   // BC_MAX / 16
 // The register arrays' sizes, for d up to 128; the host's wide-head variant (d up to 256) replaces these two lines, so
-// that the arrays of the common head sizes stay their size (larger ones cost the H100 4-12% at d = 64).
+// that the arrays of the common head sizes stay their size (larger ones slow d = 64: docs/sdpa.md).
 const DK_MAX: u32 = 8u;   // most fragments across d
 const O4_MAX: u32 = 16u;  // most vec4 columns of O one invocation keeps: D / 8
 const HOLD_MAX: u32 = 8u; // most vec4s of a K or V tile one invocation holds in registers between reading and staging

@@ -544,8 +544,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
       // O += P̃ V_j for keys c .. c + KEYS − 1, on this invocation's columns. The step's products are summed apart
       // first, so a running O sees one rounding per step, not one per key: the error bound's sum path is KEYS + N/KEYS
       // roundings instead of N (docs/error-bound.md). Rung 21 adds each product straight into O, one addition fewer
-      // per vec4 and step (4.77 against 5.01 ms at 4×8192×128 on the H100), but its sequential bound misses hw4's
-      // 5e-3 on uniform data at N = 8192, d = 128, where hw4-cli then computes in float64 on the CPU (docs/sdpa.md).
+      // per vec4 and step (a little faster at d = 128), but its sequential bound misses hw4's 5e-3 on uniform data at
+      // N = 8192, d = 128, where hw4-cli then computes in float64 on the CPU (docs/sdpa.md has both measurements).
       for (var x = 0u; x < CV; x++) {
         let col = h + H * x;
         let v0 = Vj[c * VS + col];
