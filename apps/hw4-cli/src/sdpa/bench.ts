@@ -20,10 +20,21 @@ const print = (line: string): void => {
   process.stdout.write(`${line}\n`);
 };
 
-/** Matrix work of one call, TFLOP: 2·B·Hq·Lq·Lk·(d + dv) (4·…·d where dv = d), halved for a causal square problem. */
-function teraFlops({ dims, options }: SdpaBenchCase): number {
-  const full = 2 * dims.B * dims.Hq * dims.Lq * dims.Lk * (dims.d + (dims.dv ?? dims.d));
-  return (options.causal === true && dims.Lq === dims.Lk ? full / 2 : full) / 1e12;
+/**
+ * The share of the Lq·Lk scores a case's mask leaves visible, as FlexAttention's benchmarks count work: half for a
+ * causal square problem, 1/(2n) for n packed documents causal within each, the kept blocks' share under a block mask.
+ */
+export function visibleShare({ dims, options, documents }: SdpaBenchCase): number {
+  if (documents !== undefined) return 1 / (2 * documents);
+  const blocks = options.blockMask?.data;
+  if (blocks !== undefined) return Array.from(blocks).filter((kept) => kept).length / blocks.length;
+  return options.causal === true && dims.Lq === dims.Lk ? 1 / 2 : 1;
+}
+
+/** Matrix work of one call, TFLOP: 2·B·Hq·Lq·Lk·(d + dv) (4·…·d where dv = d) times the visible share of the scores. */
+function teraFlops(c: SdpaBenchCase): number {
+  const { dims } = c;
+  return (2 * dims.B * dims.Hq * dims.Lq * dims.Lk * (dims.d + (dims.dv ?? dims.d)) * visibleShare(c)) / 1e12;
 }
 
 /** ONNX Runtime's time of a case, or why there is none. */
