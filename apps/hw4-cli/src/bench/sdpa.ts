@@ -133,6 +133,15 @@ export const SDPA_BENCH_CASES: readonly SdpaBenchCase[] = [
     options: { causal: true, sinks: Float32Array.from({ length: 64 }, (_, h) => (h % 8) - 4) },
     dtype: 'f16',
   },
+  // ALiBi as BLOOM runs it (slopes 2^(−8(h+1)/H)), on the default kernel and on attention-fp32: with a causal band a
+  // row's maximum climbs toward the diagonal, which costs the matrix kernel a rescale of O each time it moves.
+  ...([undefined, 'attention-fp32'] as const).map((kernel) => ({
+    name: `BLOOM-shaped prefill, ALiBi, 1×32×2048×128, causal, f16${kernel ? `, on ${kernel}` : ''}`,
+    dims: { B: 1, Hq: 32, Hkv: 32, Lq: 2048, Lk: 2048, d: 128 },
+    options: { causal: true, alibiSlopes: Float32Array.from({ length: 32 }, (_, h) => 2 ** ((-8 * (h + 1)) / 32)) },
+    dtype: 'f16' as const,
+    ...(kernel ? { kernel } : {}),
+  })),
 ];
 
 /** Bytes of K and V one call reads at least (each element once; V's rows of dv). */
@@ -322,6 +331,10 @@ for c in cases:
             if c.get('softcap') is not None:
                 cap = c['softcap']
                 mod = lambda score, b, h, i, j: cap * torch.tanh(score / cap)
+            if c.get('alibi') is not None:
+                # FlashAttention-2's ALiBi: minus the head's slope times the key's distance from the row's diagonal.
+                slopes = torch.tensor(c['alibi'], device='cuda', dtype=torch.float32)
+                mod = lambda score, b, h, i, j: score - slopes[h] * (i + (Lk - Lq) - j).abs()
             if c.get('blocks') is not None:
                 bm = c['blocks']
                 flags = torch.tensor(bm['data'], dtype=torch.bool, device='cuda').reshape(bm['shape'])
@@ -331,12 +344,12 @@ for c in cases:
             if mod is None:
                 row[name] = median_ms(lambda: sdpa(q, k, v, **kw))
             else:
-                row[name] = 'no softcap in SDPA'
+                row[name] = 'no score function in SDPA'
             if name == 'fp16':
                 # The fp16 backends by name: FlashAttention-2, cuDNN, and FlexAttention (compiled, with its block mask).
                 for label, backend in (('fp16FA2', SDPBackend.FLASH_ATTENTION), ('fp16cuDNN', SDPBackend.CUDNN_ATTENTION)):
                     if mod is not None:
-                        row[label] = 'no softcap in SDPA'
+                        row[label] = 'no score function in SDPA'
                         continue
                     try:
                         with sdpa_kernel(backend):
@@ -369,6 +382,7 @@ export function timeTorchCases(python: string, cases: readonly SdpaBenchCase[]):
     blocks: c.options.blockMask ? { rows: c.options.blockMask.rows, keys: c.options.blockMask.keys, data: [...c.options.blockMask.data], shape: c.options.blockMask.shape } : null,
     documents: c.documents ?? null,
     softcap: c.options.softcap ?? null,
+    alibi: c.options.alibiSlopes ? [...c.options.alibiSlopes] : null,
     sinks: c.options.sinks !== undefined,
   }));
   const run = spawnSync(python, ['-c', TORCH_SCRIPT, JSON.stringify(described)], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
