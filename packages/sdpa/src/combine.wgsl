@@ -32,9 +32,8 @@ fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
     // 2^(sink − M) held at 2^126 (past it O is below 2^-118 of max|v| either way); the log-sum-exp from the larger of
     // M and the sink, which a row that saw no key gets: log e^sink = sink.
     let sink = headTerms(hq).y;
-    total = l + exp2(min(sink - M, 126.0));
-    let top = max(M, sink);
-    x = top + log2(l * exp2(M - top) + exp2(sink - top));
+    total = sinkTotal(l, M, sink);
+    x = sinkLse(l, M, sink);
   }
   O[b * params.oBatch + hq * params.oHead + row * params.oRow + col] = pack(select(vec4<f32>(0.0), o / total, seen));
   if (params.writeLse == 1u && col == 0u) { lse[pair * Lq + row] = select(bitcast<f32>(params.minusInfinity), naturalLse(x), seen || params.sinks == 1u); }

@@ -102,6 +102,11 @@ export function softcapUniforms(problem: SdpaProblem): { capIn: number; capOut: 
 }
 
 /** The switches of the softcap, ALiBi and sinks, as the kernels' uniforms name them (1: on). */
+/** Whether a problem has a softcap, ALiBi slopes or sinks (the terms the tiled kernels add to scores and to ℓ). */
+export function hasScoreTerms(problem: SdpaProblem): boolean {
+  return problem.softcap !== undefined || problem.alibiSlopes !== undefined || problem.sinks !== undefined;
+}
+
 export function scoreTermSwitches(problem: SdpaProblem): { softcap: number; alibi: number; sinks: number } {
   return { softcap: problem.softcap !== undefined ? 1 : 0, alibi: problem.alibiSlopes ? 1 : 0, sinks: problem.sinks ? 1 : 0 };
 }

@@ -99,6 +99,30 @@ fn softcapped(s: vec4<f32>) -> vec4<f32> {
   return params.capOut * tanh(clamp(s * params.capIn, vec4<f32>(-10.0), vec4<f32>(10.0)));
 }
 
+// Scores s of row i with keys j0 .. j0 + 3 (base 2), softcapped, then less the ALiBi slope times each key's distance
+// from the row's bottom-right diagonal, i + Lk − Lq (Lk: the batch's valid keys); the mask comes after (applyMask).
+fn scoreTerms(s: vec4<f32>, i: u32, j0: u32, Lk: u32, slope: f32) -> vec4<f32> {
+  var r = s;
+  if (params.softcap == 1u) { r = softcapped(r); }
+  if (params.alibi == 1u) {
+    let diagonal = i32(i) + i32(Lk) - i32(params.Lq) - i32(j0);
+    r -= slope * vec4<f32>(abs(vec4<i32>(diagonal) - vec4<i32>(0, 1, 2, 3)));
+  }
+  return r;
+}
+
+// A row's ℓ with its head's sink logit counted once, 2^(sink − m), held at 2^126 (past it O is below 2^-118 of max|v|
+// either way): the denominator of O where it is normalized (attention-fp32's finish, attention-matrix's last write with
+// one key range, or `combine`).
+fn sinkTotal(l: f32, m: f32, sink: f32) -> f32 { return l + exp2(min(sink - m, 126.0)); }
+
+// The same row's log-sum-exp in base 2, taken from the larger of m and the sink: a row that saw no key (m = LOWEST,
+// ℓ = 0) gets log e^sink = sink.
+fn sinkLse(l: f32, m: f32, sink: f32) -> f32 {
+  let top = max(m, sink);
+  return top + log2(l * exp2(m - top) + exp2(sink - top));
+}
+
 // The band of keys row i sees in a batch of Lk valid keys: [i + Lk − Lq − left, i + Lk − Lq + right], signed.
 fn bandFirst(i: u32, Lk: u32) -> i32 { return i32(i) + i32(Lk) - i32(params.Lq) - params.left; }
 fn bandLast(i: u32, Lk: u32) -> i32 { return i32(i) + i32(Lk) - i32(params.Lq) + params.right; }

@@ -3,7 +3,7 @@
  * a problem on an adapter. The host that compiles and runs it is tiled-host.ts, shared with attention-matrix.
  */
 import { kernelBindings, kernelWorkgroupBytes, ROW_SPLIT_LAYOUT, rowGroupTilesFor, rowSplitTiles, valueHeadSize, type GpuContext, type KernelSource, type RowGroupLayout, type RowSplitTiles, type SdpaMods, type SdpaProblem } from '@fa/core';
-import { COMBINE_WORKGROUP, forTensorType, headSizesReason, scoreTermSwitches, type TensorType } from '../kernel-support.js';
+import { COMBINE_WORKGROUP, forTensorType, hasScoreTerms, headSizesReason, scoreTermSwitches, type TensorType } from '../kernel-support.js';
 import { modListWords, type ModPlan } from '../mods/mod-host.js';
 import { modKernel } from '../mods/mod-source.js';
 import { tiledKernel, type TiledPlan } from '../tiled-host.js';
@@ -50,7 +50,7 @@ export type Fp32Plan = TiledPlan;
  * variants. Measured on the H100 (hw4's shapes as one head per batch, ms, lean-loop beside it): docs/sdpa.md.
  */
 export function plainProblem(problem: SdpaProblem): boolean {
-  const scoreTerms = problem.softcap !== undefined || problem.alibiSlopes !== undefined || problem.sinks !== undefined || problem.mods !== undefined;
+  const scoreTerms = hasScoreTerms(problem) || problem.mods !== undefined;
   const denseRows = problem.layout === 'bhsd' || problem.dims.Hkv === 1; // K/V tiles then read as one run
   return denseRows && !scoreTerms && !problem.mask && !problem.blockMask && !problem.cacheLengths && !Number.isFinite(problem.left) && !Number.isFinite(problem.right);
 }

@@ -62,8 +62,8 @@ const C_MAX: u32 = 8u;    // most vec4 columns of a row per invocation: D/4 (and
 const LD_MAX: u32 = 8u;   // most vec4s of K_j (and of V_j) one invocation loads per tile
 
 // Params, the bindings (q, k, v, O, params, mask, blockFlags, lse, tileLists, Opart, ML), LOWEST, EXCLUDED, bandFirst,
-// bandLast, blockKept, headTerms, softcapped and naturalLse are tiled-interface.wgsl's, shared with the other tiled
-// kernel and appended by tiledKernel (tiled-host.ts), as is `combine` (combine.wgsl).
+// bandLast, blockKept, headTerms, softcapped, scoreTerms, sinkTotal, sinkLse and naturalLse are tiled-interface.wgsl's,
+// shared with the other tiled kernel and appended by tiledKernel (tiled-host.ts), as is `combine` (combine.wgsl).
 
 override D4K: u32 = D / 4u;                       // vec4s per row of Q and K
 override D4V: u32 = DV / 4u;                      // vec4s per row of V and O (combine's name)
@@ -170,18 +170,6 @@ fn applyMask(s: vec4<f32>, b: u32, hq: u32, i: u32, j0: u32, Lk: u32) -> vec4<f3
       r[x] += select(0.0, add, kept);
     }
     if (!kept) { r[x] = LOWEST; }
-  }
-  return r;
-}
-
-// Scores s of row i with keys j0 .. j0 + 3 (base 2), softcapped, then less the ALiBi slope times each key's distance
-// from the row's bottom-right diagonal, i + Lk − Lq (Lk: the batch's valid keys); the mask comes after (applyMask).
-fn scoreTerms(s: vec4<f32>, i: u32, j0: u32, Lk: u32, slope: f32) -> vec4<f32> {
-  var r = s;
-  if (params.softcap == 1u) { r = softcapped(r); }
-  if (params.alibi == 1u) {
-    let diagonal = i32(i) + i32(Lk) - i32(params.Lq) - i32(j0);
-    r -= slope * vec4<f32>(abs(vec4<i32>(diagonal) - vec4<i32>(0, 1, 2, 3)));
   }
   return r;
 }
@@ -600,16 +588,13 @@ fn finish(at: u32, row: u32, h: u32, m: f32, l: f32, o: array<vec4<f32>, C_MAX>,
   let seen = m > LOWEST;
   let sinks = GENERAL == 1u && params.sinks == 1u;
   var total = l;
-  if (sinks) { total = l + exp2(min(sink - m, 126.0)); }
+  if (sinks) { total = sinkTotal(l, m, sink); }
   for (var x = 0u; x < CV; x++) {
     if (inRowV(h + H * x)) { O[at + h + H * x] = pack(select(vec4<f32>(0.0), o[x] / total, seen)); }
   }
   if (params.writeLse == 1u && h == 0u) {
     var x = m + log2(l);
-    if (sinks) {
-      let top = max(m, sink);
-      x = top + log2(l * exp2(m - top) + exp2(sink - top));
-    }
+    if (sinks) { x = sinkLse(l, m, sink); }
     lse[row] = select(bitcast<f32>(params.minusInfinity), naturalLse(x), seen || sinks);
   }
 }

@@ -4,7 +4,7 @@
  */
 import { kernelWorkgroupBytes, matrixUnavailable, type GpuContext, type KernelSource, type SdpaProblem } from '@fa/core';
 import type { DecodeTuning } from '../decode/attention-decode.js';
-import { COMBINE_WORKGROUP, forTensorType, scoreTermSwitches, type TensorType } from '../kernel-support.js';
+import { COMBINE_WORKGROUP, forTensorType, hasScoreTerms, scoreTermSwitches, type TensorType } from '../kernel-support.js';
 import { tiledKernel, type TiledPlan } from '../tiled-host.js';
 import code from './attention-matrix.wgsl';
 
@@ -15,15 +15,14 @@ const NARROW_ARRAYS = 'const DK_MAX: u32 = 8u;   // most fragments across d\ncon
 const WIDE_ARRAYS = 'const DK_MAX: u32 = 16u;  // most fragments across d\nconst O4_MAX: u32 = 32u;';
 
 /**
- * The kernel for head size d: as written up to 128, or with register arrays for 16 fragments across d above it. The
- * arrays are sized by constants (WGSL sizes a function's arrays by constants only), and sizing them for 256 everywhere
- * cost the H100 4-12% at d = 64 (docs/sdpa.md).
+ * The kernel above d = 128: register arrays for 16 fragments across d. The arrays are sized by constants (WGSL sizes a
+ * function's arrays by constants only), and sizing them for 256 everywhere cost the H100 4-12% at d = 64
+ * (docs/sdpa.md), so d up to 128 keeps the kernel as written. Made once, when this module loads.
  */
-function kernelFor(d: number): KernelSource {
-  if (d <= 128) return ATTENTION_MATRIX_KERNEL;
+const WIDE_HEAD_KERNEL: KernelSource = (() => {
   if (!ATTENTION_MATRIX_KERNEL.code.includes(NARROW_ARRAYS)) throw new Error('attention-matrix.wgsl lacks its register arrays\' sizes; the wide-head variant cannot be made');
   return { label: `${ATTENTION_MATRIX_KERNEL.label} (d up to 256)`, code: ATTENTION_MATRIX_KERNEL.code.replace(NARROW_ARRAYS, WIDE_ARRAYS) };
-}
+})();
 
 /** Keys per tile (BC in the kernel). */
 const MATRIX_BC = 32;
@@ -56,7 +55,8 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   if (d % 16 !== 0) return `d = ${d} is not a multiple of 16 (the matrix fragments are 16 wide)`;
   if (d > MATRIX_MAX_HEAD_SIZE) return `d = ${d} is above the matrix kernel's ${MATRIX_MAX_HEAD_SIZE}`;
   const PARTS = dtype === 'f16' ? 1 : 2;
-  if (PARTS === 2 && (problem.softcap !== undefined || problem.alibiSlopes || problem.sinks)) {
+  const terms = hasScoreTerms(problem);
+  if (PARTS === 2 && terms) {
     return 'softcap, ALiBi slopes and sinks with f32 tensors are attention-fp32\'s (the matrix kernel takes them with f16 tensors)';
   }
   if (PARTS === 2 && d > TWO_PART_MAX_HEAD_SIZE) return `d = ${d} with f32 tensors is above the matrix kernel's ${TWO_PART_MAX_HEAD_SIZE} for two f16 parts (f16 tensors run to ${MATRIX_MAX_HEAD_SIZE})`;
@@ -80,12 +80,11 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   const NSG = subgroups(OW);
   if (bytes(NSG, OW) > limit) return `d = ${d} needs ${bytes(NSG, OW)} bytes of workgroup memory, over this GPU's ${limit}`;
   const BR = 16 * NSG;
-  const terms = problem.softcap !== undefined || problem.alibiSlopes !== undefined || problem.sinks !== undefined;
   const blocks = problem.blockMask;
   const blockTiles = blocks !== undefined && blocks.rows % BR === 0 && blocks.keys % BC === 0;
   return {
     id: 'attention-matrix',
-    kernel: forTensorType(kernelFor(d), dtype),
+    kernel: forTensorType(d > 128 ? WIDE_HEAD_KERNEL : ATTENTION_MATRIX_KERNEL, dtype),
     dtype,
     // TERMS only where softcap, ALiBi or sinks are given, so that the plain kernel's constants stay as they were.
     constants: { D: d, NSG, PARTS, OW, BC, FLUSH, CW: COMBINE_WORKGROUP, ...(terms ? { TERMS: 1 } : {}) },

@@ -67,8 +67,8 @@ const HOLD_MAX: u32 = 8u; // most vec4s of a K or V tile one invocation holds in
 const TAU: f32 = 8.0;     // how far a score may pass m_i before O and ℓ are rescaled (P̃ ≤ 2^TAU)
 
 // Params, the bindings (q, k, v, O, params, mask, blockFlags, lse, tileLists, Opart, ML), LOWEST, EXCLUDED, bandFirst,
-// bandLast, blockKept, headTerms, softcapped and naturalLse are tiled-interface.wgsl's, shared with the other tiled kernel and appended by
-// tiledKernel (tiled-host.ts), as is `combine` (combine.wgsl).
+// bandLast, blockKept, headTerms, scoreTerms, sinkTotal, sinkLse and naturalLse are tiled-interface.wgsl's, shared with
+// the other tiled kernel and appended by tiledKernel (tiled-host.ts), as is `combine` (combine.wgsl).
 
 override D4V: u32 = D / 4u;          // vec4s per row
 override D8: u32 = D / 8u;           // vec4 columns of O per invocation (two invocations per row)
@@ -307,11 +307,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       let col = 4u * (2u * ((x + rot) % (BC / 8u)) + h);
       var s4 = sf4(sBase + col) * sScale;
       // Softcap, then ALiBi: the head's slope times each key's distance from the row's bottom-right diagonal.
-      if (TERMS == 1u && params.softcap == 1u) { s4 = softcapped(s4); }
-      if (TERMS == 1u && params.alibi == 1u) {
-        let diagonal = i32(rowQ) + i32(Lk) - i32(Lq) - i32(key0 + col);
-        s4 -= terms.x * vec4<f32>(abs(vec4<i32>(diagonal) - vec4<i32>(0, 1, 2, 3)));
-      }
+      if (TERMS == 1u) { s4 = scoreTerms(s4, rowQ, key0 + col, Lk, terms.x); }
       if (checked) {
         let j = key0 + col;
         s4 = vec4<f32>(maskedScore(s4.x, bm, hq, rowQ, j, Lk), maskedScore(s4.y, bm, hq, rowQ, j + 1u, Lk),
@@ -417,7 +413,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   // finish holds it); with several, `combine` counts it.
   var total = lRow;
   let sinks = TERMS == 1u && params.sinks == 1u;
-  if (sinks) { total = lRow + exp2(min(terms.y - m, 126.0)); }
+  if (sinks) { total = sinkTotal(lRow, m, terms.y); }
   let part = (pair * params.splits + split) * Lq + rowQ;
   for (var n0 = 0u; n0 < DK; n0 += OW / 16u) {
     workgroupBarrier();  // every subgroup has read its last S tile, or the last round
@@ -441,10 +437,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   if (params.splits == 1u) {
     if (params.writeLse == 1u) {
       var x = m + log2(lRow);
-      if (sinks) {
-        let top = max(m, terms.y);
-        x = top + log2(lRow * exp2(m - top) + exp2(terms.y - top));
-      }
+      if (sinks) { x = sinkLse(lRow, m, terms.y); }
       lse[pair * Lq + rowQ] = select(bitcast<f32>(params.minusInfinity), naturalLse(x), seen || sinks);
     }
   } else {

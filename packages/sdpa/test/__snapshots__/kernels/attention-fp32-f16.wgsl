@@ -83,8 +83,8 @@ const C_MAX: u32 = 8u;    // most vec4 columns of a row per invocation: D/4 (and
 const LD_MAX: u32 = 8u;   // most vec4s of K_j (and of V_j) one invocation loads per tile
 
 // Params, the bindings (q, k, v, O, params, mask, blockFlags, lse, tileLists, Opart, ML), LOWEST, EXCLUDED, bandFirst,
-// bandLast, blockKept, headTerms, softcapped and naturalLse are tiled-interface.wgsl's, shared with the other tiled
-// kernel and appended by tiledKernel (tiled-host.ts), as is `combine` (combine.wgsl).
+// bandLast, blockKept, headTerms, softcapped, scoreTerms, sinkTotal, sinkLse and naturalLse are tiled-interface.wgsl's,
+// shared with the other tiled kernel and appended by tiledKernel (tiled-host.ts), as is `combine` (combine.wgsl).
 
 override D4K: u32 = D / 4u;                       // vec4s per row of Q and K
 override D4V: u32 = DV / 4u;                      // vec4s per row of V and O (combine's name)
@@ -191,18 +191,6 @@ fn applyMask(s: vec4<f32>, b: u32, hq: u32, i: u32, j0: u32, Lk: u32) -> vec4<f3
       r[x] += select(0.0, add, kept);
     }
     if (!kept) { r[x] = LOWEST; }
-  }
-  return r;
-}
-
-// Scores s of row i with keys j0 .. j0 + 3 (base 2), softcapped, then less the ALiBi slope times each key's distance
-// from the row's bottom-right diagonal, i + Lk − Lq (Lk: the batch's valid keys); the mask comes after (applyMask).
-fn scoreTerms(s: vec4<f32>, i: u32, j0: u32, Lk: u32, slope: f32) -> vec4<f32> {
-  var r = s;
-  if (params.softcap == 1u) { r = softcapped(r); }
-  if (params.alibi == 1u) {
-    let diagonal = i32(i) + i32(Lk) - i32(params.Lq) - i32(j0);
-    r -= slope * vec4<f32>(abs(vec4<i32>(diagonal) - vec4<i32>(0, 1, 2, 3)));
   }
   return r;
 }
@@ -621,16 +609,13 @@ fn finish(at: u32, row: u32, h: u32, m: f32, l: f32, o: array<vec4<f32>, C_MAX>,
   let seen = m > LOWEST;
   let sinks = GENERAL == 1u && params.sinks == 1u;
   var total = l;
-  if (sinks) { total = l + exp2(min(sink - m, 126.0)); }
+  if (sinks) { total = sinkTotal(l, m, sink); }
   for (var x = 0u; x < CV; x++) {
     if (inRowV(h + H * x)) { O[at + h + H * x] = pack(select(vec4<f32>(0.0), o[x] / total, seen)); }
   }
   if (params.writeLse == 1u && h == 0u) {
     var x = m + log2(l);
-    if (sinks) {
-      let top = max(m, sink);
-      x = top + log2(l * exp2(m - top) + exp2(sink - top));
-    }
+    if (sinks) { x = sinkLse(l, m, sink); }
     lse[row] = select(bitcast<f32>(params.minusInfinity), naturalLse(x), seen || sinks);
   }
 }
@@ -737,6 +722,30 @@ fn softcapped(s: vec4<f32>) -> vec4<f32> {
   return params.capOut * tanh(clamp(s * params.capIn, vec4<f32>(-10.0), vec4<f32>(10.0)));
 }
 
+// Scores s of row i with keys j0 .. j0 + 3 (base 2), softcapped, then less the ALiBi slope times each key's distance
+// from the row's bottom-right diagonal, i + Lk − Lq (Lk: the batch's valid keys); the mask comes after (applyMask).
+fn scoreTerms(s: vec4<f32>, i: u32, j0: u32, Lk: u32, slope: f32) -> vec4<f32> {
+  var r = s;
+  if (params.softcap == 1u) { r = softcapped(r); }
+  if (params.alibi == 1u) {
+    let diagonal = i32(i) + i32(Lk) - i32(params.Lq) - i32(j0);
+    r -= slope * vec4<f32>(abs(vec4<i32>(diagonal) - vec4<i32>(0, 1, 2, 3)));
+  }
+  return r;
+}
+
+// A row's ℓ with its head's sink logit counted once, 2^(sink − m), held at 2^126 (past it O is below 2^-118 of max|v|
+// either way): the denominator of O where it is normalized (attention-fp32's finish, attention-matrix's last write with
+// one key range, or `combine`).
+fn sinkTotal(l: f32, m: f32, sink: f32) -> f32 { return l + exp2(min(sink - m, 126.0)); }
+
+// The same row's log-sum-exp in base 2, taken from the larger of m and the sink: a row that saw no key (m = LOWEST,
+// ℓ = 0) gets log e^sink = sink.
+fn sinkLse(l: f32, m: f32, sink: f32) -> f32 {
+  let top = max(m, sink);
+  return top + log2(l * exp2(m - top) + exp2(sink - top));
+}
+
 // The band of keys row i sees in a batch of Lk valid keys: [i + Lk − Lq − left, i + Lk − Lq + right], signed.
 fn bandFirst(i: u32, Lk: u32) -> i32 { return i32(i) + i32(Lk) - i32(params.Lq) - params.left; }
 fn bandLast(i: u32, Lk: u32) -> i32 { return i32(i) + i32(Lk) - i32(params.Lq) + params.right; }
@@ -780,9 +789,8 @@ fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
     // 2^(sink − M) held at 2^126 (past it O is below 2^-118 of max|v| either way); the log-sum-exp from the larger of
     // M and the sink, which a row that saw no key gets: log e^sink = sink.
     let sink = headTerms(hq).y;
-    total = l + exp2(min(sink - M, 126.0));
-    let top = max(M, sink);
-    x = top + log2(l * exp2(M - top) + exp2(sink - top));
+    total = sinkTotal(l, M, sink);
+    x = sinkLse(l, M, sink);
   }
   O[b * params.oBatch + hq * params.oHead + row * params.oRow + col] = pack(select(vec4<f32>(0.0), o / total, seen));
   if (params.writeLse == 1u && col == 0u) { lse[pair * Lq + row] = select(bitcast<f32>(params.minusInfinity), naturalLse(x), seen || params.sinks == 1u); }

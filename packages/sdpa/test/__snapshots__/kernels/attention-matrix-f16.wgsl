@@ -84,8 +84,8 @@ const HOLD_MAX: u32 = 8u; // most vec4s of a K or V tile one invocation holds in
 const TAU: f32 = 8.0;     // how far a score may pass m_i before O and ℓ are rescaled (P̃ ≤ 2^TAU)
 
 // Params, the bindings (q, k, v, O, params, mask, blockFlags, lse, tileLists, Opart, ML), LOWEST, EXCLUDED, bandFirst,
-// bandLast, blockKept, headTerms, softcapped and naturalLse are tiled-interface.wgsl's, shared with the other tiled kernel and appended by
-// tiledKernel (tiled-host.ts), as is `combine` (combine.wgsl).
+// bandLast, blockKept, headTerms, scoreTerms, sinkTotal, sinkLse and naturalLse are tiled-interface.wgsl's, shared with
+// the other tiled kernel and appended by tiledKernel (tiled-host.ts), as is `combine` (combine.wgsl).
 
 override D4V: u32 = D / 4u;          // vec4s per row
 override D8: u32 = D / 8u;           // vec4 columns of O per invocation (two invocations per row)
@@ -324,11 +324,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       let col = 4u * (2u * ((x + rot) % (BC / 8u)) + h);
       var s4 = sf4(sBase + col) * sScale;
       // Softcap, then ALiBi: the head's slope times each key's distance from the row's bottom-right diagonal.
-      if (TERMS == 1u && params.softcap == 1u) { s4 = softcapped(s4); }
-      if (TERMS == 1u && params.alibi == 1u) {
-        let diagonal = i32(rowQ) + i32(Lk) - i32(Lq) - i32(key0 + col);
-        s4 -= terms.x * vec4<f32>(abs(vec4<i32>(diagonal) - vec4<i32>(0, 1, 2, 3)));
-      }
+      if (TERMS == 1u) { s4 = scoreTerms(s4, rowQ, key0 + col, Lk, terms.x); }
       if (checked) {
         let j = key0 + col;
         s4 = vec4<f32>(maskedScore(s4.x, bm, hq, rowQ, j, Lk), maskedScore(s4.y, bm, hq, rowQ, j + 1u, Lk),
@@ -434,7 +430,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   // finish holds it); with several, `combine` counts it.
   var total = lRow;
   let sinks = TERMS == 1u && params.sinks == 1u;
-  if (sinks) { total = lRow + exp2(min(terms.y - m, 126.0)); }
+  if (sinks) { total = sinkTotal(lRow, m, terms.y); }
   let part = (pair * params.splits + split) * Lq + rowQ;
   for (var n0 = 0u; n0 < DK; n0 += OW / 16u) {
     workgroupBarrier();  // every subgroup has read its last S tile, or the last round
@@ -458,10 +454,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   if (params.splits == 1u) {
     if (params.writeLse == 1u) {
       var x = m + log2(lRow);
-      if (sinks) {
-        let top = max(m, terms.y);
-        x = top + log2(lRow * exp2(m - top) + exp2(terms.y - top));
-      }
+      if (sinks) { x = sinkLse(lRow, m, terms.y); }
       lse[pair * Lq + rowQ] = select(bitcast<f32>(params.minusInfinity), naturalLse(x), seen || sinks);
     }
   } else {
@@ -570,6 +563,30 @@ fn softcapped(s: vec4<f32>) -> vec4<f32> {
   return params.capOut * tanh(clamp(s * params.capIn, vec4<f32>(-10.0), vec4<f32>(10.0)));
 }
 
+// Scores s of row i with keys j0 .. j0 + 3 (base 2), softcapped, then less the ALiBi slope times each key's distance
+// from the row's bottom-right diagonal, i + Lk − Lq (Lk: the batch's valid keys); the mask comes after (applyMask).
+fn scoreTerms(s: vec4<f32>, i: u32, j0: u32, Lk: u32, slope: f32) -> vec4<f32> {
+  var r = s;
+  if (params.softcap == 1u) { r = softcapped(r); }
+  if (params.alibi == 1u) {
+    let diagonal = i32(i) + i32(Lk) - i32(params.Lq) - i32(j0);
+    r -= slope * vec4<f32>(abs(vec4<i32>(diagonal) - vec4<i32>(0, 1, 2, 3)));
+  }
+  return r;
+}
+
+// A row's ℓ with its head's sink logit counted once, 2^(sink − m), held at 2^126 (past it O is below 2^-118 of max|v|
+// either way): the denominator of O where it is normalized (attention-fp32's finish, attention-matrix's last write with
+// one key range, or `combine`).
+fn sinkTotal(l: f32, m: f32, sink: f32) -> f32 { return l + exp2(min(sink - m, 126.0)); }
+
+// The same row's log-sum-exp in base 2, taken from the larger of m and the sink: a row that saw no key (m = LOWEST,
+// ℓ = 0) gets log e^sink = sink.
+fn sinkLse(l: f32, m: f32, sink: f32) -> f32 {
+  let top = max(m, sink);
+  return top + log2(l * exp2(m - top) + exp2(sink - top));
+}
+
 // The band of keys row i sees in a batch of Lk valid keys: [i + Lk − Lq − left, i + Lk − Lq + right], signed.
 fn bandFirst(i: u32, Lk: u32) -> i32 { return i32(i) + i32(Lk) - i32(params.Lq) - params.left; }
 fn bandLast(i: u32, Lk: u32) -> i32 { return i32(i) + i32(Lk) - i32(params.Lq) + params.right; }
@@ -613,9 +630,8 @@ fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
     // 2^(sink − M) held at 2^126 (past it O is below 2^-118 of max|v| either way); the log-sum-exp from the larger of
     // M and the sink, which a row that saw no key gets: log e^sink = sink.
     let sink = headTerms(hq).y;
-    total = l + exp2(min(sink - M, 126.0));
-    let top = max(M, sink);
-    x = top + log2(l * exp2(M - top) + exp2(sink - top));
+    total = sinkTotal(l, M, sink);
+    x = sinkLse(l, M, sink);
   }
   O[b * params.oBatch + hq * params.oHead + row * params.oRow + col] = pack(select(vec4<f32>(0.0), o / total, seen));
   if (params.writeLse == 1u && col == 0u) { lse[pair * Lq + row] = select(bitcast<f32>(params.minusInfinity), naturalLse(x), seen || params.sinks == 1u); }
