@@ -112,7 +112,7 @@ function chooseKernelPlan(problem: SdpaProblem, gpu: GpuContext, options: Planne
     if (typeof plan !== 'string') return { kernel: plan.id, kernelPlan: plan };
     if (wanted === 'attention-matrix') return plan;
   }
-  const plan = fp32Plan(problem, gpu, lse, dtype);
+  const plan = fp32Plan(problem, gpu, lse, dtype, options.tuning);
   return typeof plan === 'string' ? plan : { kernel: plan.id, kernelPlan: plan };
 }
 

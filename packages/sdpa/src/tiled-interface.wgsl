@@ -92,6 +92,12 @@ fn naturalLse(x: f32) -> f32 {
 // that they take no binding of their own (the tiled kernels bind 10 storage buffers already).
 fn headTerms(hq: u32) -> vec2<f32> { return vec2<f32>(mask[params.headTerms + 2u * hq], mask[params.headTerms + 2u * hq + 1u]); }
 
+// The step of a key range that visits its n-th tile (n from nBegin, before nEnd): n, or with `reversed` (ALiBi) the
+// range run backwards. ALiBi's scores fall away from each row's diagonal, so that visited from the diagonal back a
+// causal row meets its largest scores first and m_i rarely moves: each move rescales O (in attention-matrix, a round
+// trip through workgroup memory). The sum is the same in any order. An empty range (n = nEnd) gives n.
+fn visited(n: u32, nBegin: u32, nEnd: u32, reversed: bool) -> u32 { return select(n, nBegin + nEnd - 1u - n, reversed && n < nEnd); }
+
 // The softcap on scores s in base 2, in natural units: s·ln 2 / c (one multiply by capIn), tanh, times c·log2(e)
 // (capOut). tanh's argument is clamped to ±10, where tanh rounds to ±1 in float32 anyway, so that no implementation's
 // tanh meets an argument whose exponentials overflow; capIn ≤ 2^26 keeps s·capIn finite (|s| < 2^101).

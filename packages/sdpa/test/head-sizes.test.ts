@@ -84,6 +84,14 @@ describe('which kernel takes d = 256 and dv ≠ d', () => {
     expect(small.constants).toMatchObject({ D: 256, H: 8, BC: 8 });
     expect(small.workgroupBytes).toBeLessThanOrEqual(32768);
   });
+  it('attention-fp32: tuning.fp32Invocations sets WG (at least one row group), and declines other sizes', () => {
+    const problem = sdpaProblem({ ...PREFILL, d: 64 }, { causal: true });
+    const plain = planned(fp32Plan(problem, H100_LIKE, false));
+    const wide = planned(fp32Plan(problem, H100_LIKE, false, 'f32', { fp32Invocations: 256 }));
+    expect(wide.constants).toMatchObject({ ...plain.constants, WG: 256 });
+    expect(wide.BR).toBe((plain.BR * 256) / (plain.constants.WG ?? 0));
+    expect(fp32Plan(problem, H100_LIKE, false, 'f32', { fp32Invocations: 96 })).toBe('tuning.fp32Invocations is 96; give 32, 64, 128 or 256');
+  });
   it('attention-fp32: DV only where dv ≠ d, its row group chosen for the wider head', () => {
     expect(planned(fp32Plan(sdpaProblem(MLA, { causal: true }), H100_LIKE, false)).constants).toMatchObject({ D: 192, DV: 128, H: 8 });
     expect(planned(fp32Plan(sdpaProblem({ ...MLA, d: 32, dv: 128 }), H100_LIKE, false)).constants).toMatchObject({ D: 32, DV: 128, H: 4 });

@@ -3,6 +3,7 @@
  * a problem on an adapter. The host that compiles and runs it is tiled-host.ts, shared with attention-matrix.
  */
 import { kernelBindings, kernelWorkgroupBytes, ROW_SPLIT_LAYOUT, rowGroupTilesFor, rowSplitTiles, valueHeadSize, type GpuContext, type KernelSource, type RowGroupLayout, type RowSplitTiles, type SdpaMods, type SdpaProblem } from '@fa/core';
+import type { DecodeTuning } from '../decode/attention-decode.js';
 import { COMBINE_WORKGROUP, forTensorType, hasScoreTerms, headSizesReason, scoreTermSwitches, type TensorType } from '../kernel-support.js';
 import { modListWords, type ModPlan } from '../mods/mod-host.js';
 import { modKernel } from '../mods/mod-source.js';
@@ -55,15 +56,15 @@ export function plainProblem(problem: SdpaProblem): boolean {
   return denseRows && !scoreTerms && !problem.mask && !problem.blockMask && !problem.cacheLengths && !Number.isFinite(problem.left) && !Number.isFinite(problem.right);
 }
 
-/** The kernel's plan for `problem` on this adapter, or why it cannot run it. */
-export function fp32Plan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dtype: TensorType = 'f32'): Fp32Plan | string {
+/** The kernel's plan for `problem` on this adapter, or why it cannot run it; `tuning` sets sizes instead of the plan's own, for experiments. */
+export function fp32Plan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dtype: TensorType = 'f32', tuning?: DecodeTuning): Fp32Plan | string {
   const { d } = problem.dims;
   const dv = valueHeadSize(problem.dims);
   if (!gpu.device.features.has('subgroups')) return 'the GPU lacks feature subgroups';
   if (problem.blockMask && problem.cacheLengths) return 'a block mask with cache lengths (the tile lists are built for Lk keys)';
   const head = headSizesReason(d, dv);
   if (head !== undefined) return head;
-  const chosen = tilesFor(problem, gpu);
+  const chosen = tilesFor(problem, gpu, tuning?.fp32Invocations);
   if (typeof chosen === 'string') return chosen;
   const { tiles, ROWS, workgroupBytes } = chosen;
   const { H, BC, WG } = tiles;
@@ -111,7 +112,8 @@ export function fp32Plan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, dt
  * ⌈d/4H⌉ vec4s of a Q row and ⌈dv/4H⌉ of an O row), four rows per group at d = dv = 128, 16-key tiles, or 8-key tiles
  * where those pass the GPU's workgroup memory (d = 256 within 32 KiB); the bytes as the kernel declares them.
  */
-function tilesFor(problem: SdpaProblem, gpu: GpuContext): { tiles: RowSplitTiles; ROWS: number; workgroupBytes: number } | string {
+function tilesFor(problem: SdpaProblem, gpu: GpuContext, invocations?: number): { tiles: RowSplitTiles; ROWS: number; workgroupBytes: number } | string {
+  if (invocations !== undefined && ![32, 64, 128, 256].includes(invocations)) return `tuning.fp32Invocations is ${invocations}; give 32, 64, 128 or 256`;
   const { d } = problem.dims;
   const dv = valueHeadSize(problem.dims);
   const shape = { B: 1, N: problem.dims.Lq, d: Math.max(d, dv) };
@@ -125,8 +127,9 @@ function tilesFor(problem: SdpaProblem, gpu: GpuContext): { tiles: RowSplitTiles
   ];
   let reason = '';
   for (const [index, candidate] of candidates.entries()) {
-    const tiles = candidate();
-    if (tiles === undefined) continue;
+    const found = candidate();
+    if (found === undefined) continue;
+    const tiles = typeof found === 'string' || invocations === undefined ? found : { ...found, WG: Math.max(invocations, found.H) };
     if (typeof tiles === 'string') {
       if (index > 0) reason ||= tiles; // four rows declining leaves the reason to the two-row tiles
       continue;

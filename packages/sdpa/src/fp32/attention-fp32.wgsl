@@ -276,6 +276,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   // Keys every row of the workgroup sees (a tile inside them needs no band test).
   let allFirst = bandFirst(rowLast, Lk);
   let allLast = bandLast(rowFirst, Lk);
+  let reversed = GENERAL == 1u && params.alibi == 1u;   // ALiBi visits the range from its last tile (visited)
   var kNext: array<vec4<f32>, LD_MAX>;
   var vNext: array<vec4<f32>, LD_MAX>;
   if (PREFETCH == 1u) {
@@ -283,7 +284,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
       let e = t + n * WG;
       kNext[n] = vec4<f32>(0.0);
       vNext[n] = vec4<f32>(0.0);
-      let key0 = tileAt(nBegin, jFirst, listStart) * BC;
+      let key0 = tileAt(visited(nBegin, nBegin, nEnd, reversed), jFirst, listStart) * BC;
       if (e < BC * D4K && nBegin < nEnd && key0 + e / D4K < Lk) {
         kNext[n] = unpack(k[params.kStart + kvBase + kvAt(key0, e)]);
       }
@@ -293,7 +294,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     }
   }
   for (var step = nBegin; step < nEnd; step++) {
-    let j = tileAt(step, jFirst, listStart);
+    let j = tileAt(visited(step, nBegin, nEnd, reversed), jFirst, listStart);
     let key0 = j * BC;
     workgroupBarrier();  // everyone is done with K_j, V_j of the previous tile
     for (var n = 0u; n < LDA; n++) {
@@ -319,7 +320,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     }
     workgroupBarrier();
     if (PREFETCH == 1u && step + 1u < nEnd) {
-      let next0 = tileAt(step + 1u, jFirst, listStart) * BC;   // the next tile's first key
+      let next0 = tileAt(visited(step + 1u, nBegin, nEnd, reversed), jFirst, listStart) * BC;   // the next tile's first key
       for (var n = 0u; n < LDA; n++) {
         let e = t + n * WG;
         kNext[n] = vec4<f32>(0.0);

@@ -230,6 +230,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   }
   let allFirst = bandFirst(rowLast, Lk);   // keys every row of the workgroup sees
   let allLast = bandLast(rowFirst, Lk);
+  let reversed = TERMS == 1u && params.alibi == 1u;   // ALiBi visits the range from its last tile (visited)
 
   // This invocation's row r of the subgroup's 16 and its half h of the columns; `rot` turns rows by a bank offset.
   let r = lane / 2u;
@@ -250,12 +251,12 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   var held: array<Packed, HOLD_MAX>;   // this invocation's vec4s of the V or K tile it is staging
   workgroupBarrier();  // every subgroup has its Q fragments; KV takes the key tiles
   if (nBegin < nEnd) {
-    let key0 = tileAt(nBegin, jFirst, listStart) * BC;
+    let key0 = tileAt(visited(nBegin, nBegin, nEnd, reversed), jFirst, listStart) * BC;
     for (var e = t; e < TV; e += WG) { put4(tileSlot(e), unpack(kVector(kvBase, key0, e, Lk)), KT); }
   }
 
   for (var step = nBegin; step < nEnd; step++) {
-    let key0 = tileAt(step, jFirst, listStart) * BC;
+    let key0 = tileAt(visited(step, nBegin, nEnd, reversed), jFirst, listStart) * BC;
     workgroupBarrier();  // K_j is in KV; every subgroup is done with V_(j−1) and P̃_(j−1) (and with Q_i's staging)
 
     // V_j read into the registers while S_j is computed.
@@ -290,7 +291,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     let more = step + 1u < nEnd;
     var nextKey0 = 0u;
     if (more) {
-      nextKey0 = tileAt(step + 1u, jFirst, listStart) * BC;
+      nextKey0 = tileAt(visited(step + 1u, nBegin, nEnd, reversed), jFirst, listStart) * BC;
       for (var u = 0u; u < HOLD; u++) { held[u] = kVector(kvBase, nextKey0, t + WG * u, Lk); }
     }
 

@@ -297,6 +297,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   // Keys every row of the workgroup sees (a tile inside them needs no band test).
   let allFirst = bandFirst(rowLast, Lk);
   let allLast = bandLast(rowFirst, Lk);
+  let reversed = GENERAL == 1u && params.alibi == 1u;   // ALiBi visits the range from its last tile (visited)
   var kNext: array<vec4<f32>, LD_MAX>;
   var vNext: array<vec4<f32>, LD_MAX>;
   if (PREFETCH == 1u) {
@@ -304,7 +305,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
       let e = t + n * WG;
       kNext[n] = vec4<f32>(0.0);
       vNext[n] = vec4<f32>(0.0);
-      let key0 = tileAt(nBegin, jFirst, listStart) * BC;
+      let key0 = tileAt(visited(nBegin, nBegin, nEnd, reversed), jFirst, listStart) * BC;
       if (e < BC * D4K && nBegin < nEnd && key0 + e / D4K < Lk) {
         kNext[n] = unpack(k[params.kStart + kvBase + kvAt(key0, e)]);
       }
@@ -314,7 +315,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     }
   }
   for (var step = nBegin; step < nEnd; step++) {
-    let j = tileAt(step, jFirst, listStart);
+    let j = tileAt(visited(step, nBegin, nEnd, reversed), jFirst, listStart);
     let key0 = j * BC;
     workgroupBarrier();  // everyone is done with K_j, V_j of the previous tile
     for (var n = 0u; n < LDA; n++) {
@@ -340,7 +341,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     }
     workgroupBarrier();
     if (PREFETCH == 1u && step + 1u < nEnd) {
-      let next0 = tileAt(step + 1u, jFirst, listStart) * BC;   // the next tile's first key
+      let next0 = tileAt(visited(step + 1u, nBegin, nEnd, reversed), jFirst, listStart) * BC;   // the next tile's first key
       for (var n = 0u; n < LDA; n++) {
         let e = t + n * WG;
         kNext[n] = vec4<f32>(0.0);
@@ -714,6 +715,12 @@ fn naturalLse(x: f32) -> f32 {
 // Query head hq's ALiBi slope and sink logit in base 2 (×log2 e), which the host writes after the mask's values, so
 // that they take no binding of their own (the tiled kernels bind 10 storage buffers already).
 fn headTerms(hq: u32) -> vec2<f32> { return vec2<f32>(mask[params.headTerms + 2u * hq], mask[params.headTerms + 2u * hq + 1u]); }
+
+// The step of a key range that visits its n-th tile (n from nBegin, before nEnd): n, or with `reversed` (ALiBi) the
+// range run backwards. ALiBi's scores fall away from each row's diagonal, so that visited from the diagonal back a
+// causal row meets its largest scores first and m_i rarely moves: each move rescales O (in attention-matrix, a round
+// trip through workgroup memory). The sum is the same in any order. An empty range (n = nEnd) gives n.
+fn visited(n: u32, nBegin: u32, nEnd: u32, reversed: bool) -> u32 { return select(n, nBegin + nEnd - 1u - n, reversed && n < nEnd); }
 
 // The softcap on scores s in base 2, in natural units: s·ln 2 / c (one multiply by capIn), tanh, times c·log2(e)
 // (capOut). tanh's argument is clamped to ±10, where tanh rounds to ±1 in float32 anyway, so that no implementation's

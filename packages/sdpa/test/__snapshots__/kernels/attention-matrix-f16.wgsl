@@ -247,6 +247,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   }
   let allFirst = bandFirst(rowLast, Lk);   // keys every row of the workgroup sees
   let allLast = bandLast(rowFirst, Lk);
+  let reversed = TERMS == 1u && params.alibi == 1u;   // ALiBi visits the range from its last tile (visited)
 
   // This invocation's row r of the subgroup's 16 and its half h of the columns; `rot` turns rows by a bank offset.
   let r = lane / 2u;
@@ -267,12 +268,12 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   var held: array<Packed, HOLD_MAX>;   // this invocation's vec4s of the V or K tile it is staging
   workgroupBarrier();  // every subgroup has its Q fragments; KV takes the key tiles
   if (nBegin < nEnd) {
-    let key0 = tileAt(nBegin, jFirst, listStart) * BC;
+    let key0 = tileAt(visited(nBegin, nBegin, nEnd, reversed), jFirst, listStart) * BC;
     for (var e = t; e < TV; e += WG) { put4(tileSlot(e), unpack(kVector(kvBase, key0, e, Lk)), KT); }
   }
 
   for (var step = nBegin; step < nEnd; step++) {
-    let key0 = tileAt(step, jFirst, listStart) * BC;
+    let key0 = tileAt(visited(step, nBegin, nEnd, reversed), jFirst, listStart) * BC;
     workgroupBarrier();  // K_j is in KV; every subgroup is done with V_(j−1) and P̃_(j−1) (and with Q_i's staging)
 
     // V_j read into the registers while S_j is computed.
@@ -307,7 +308,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     let more = step + 1u < nEnd;
     var nextKey0 = 0u;
     if (more) {
-      nextKey0 = tileAt(step + 1u, jFirst, listStart) * BC;
+      nextKey0 = tileAt(visited(step + 1u, nBegin, nEnd, reversed), jFirst, listStart) * BC;
       for (var u = 0u; u < HOLD; u++) { held[u] = kVector(kvBase, nextKey0, t + WG * u, Lk); }
     }
 
@@ -555,6 +556,12 @@ fn naturalLse(x: f32) -> f32 {
 // Query head hq's ALiBi slope and sink logit in base 2 (×log2 e), which the host writes after the mask's values, so
 // that they take no binding of their own (the tiled kernels bind 10 storage buffers already).
 fn headTerms(hq: u32) -> vec2<f32> { return vec2<f32>(mask[params.headTerms + 2u * hq], mask[params.headTerms + 2u * hq + 1u]); }
+
+// The step of a key range that visits its n-th tile (n from nBegin, before nEnd): n, or with `reversed` (ALiBi) the
+// range run backwards. ALiBi's scores fall away from each row's diagonal, so that visited from the diagonal back a
+// causal row meets its largest scores first and m_i rarely moves: each move rescales O (in attention-matrix, a round
+// trip through workgroup memory). The sum is the same in any order. An empty range (n = nEnd) gives n.
+fn visited(n: u32, nBegin: u32, nEnd: u32, reversed: bool) -> u32 { return select(n, nBegin + nEnd - 1u - n, reversed && n < nEnd); }
 
 // The softcap on scores s in base 2, in natural units: s·ln 2 / c (one multiply by capIn), tanh, times c·log2(e)
 // (capOut). tanh's argument is clamped to ±10, where tanh rounds to ±1 in float32 anyway, so that no implementation's
