@@ -204,6 +204,20 @@ export const GROUPS: { name: string; cases: Case[] }[] = [
         },
         kernel: 'attention-fp32',
       },
+      {
+        // ALiBi visits each key range of a row block's list backwards. The 20 rows are the last of 3200 positions, in a
+        // document from 300 on: the list holds the prefix's tile (whole), the document's first (partial), its middle
+        // (whole) and the diagonal (partial), some 180 tiles in at most 24 ranges, so ranges hold partial and whole
+        // tiles together and each tile's flag must be read for the tile the step visits.
+        name: 'a prefix every row sees, then documents causal within each (a mask function), ALiBi, 20 rows over 3200 keys, GQA 2',
+        dims: { B: 1, Hq: 2, Hkv: 1, Lq: 20, Lk: 3200, d: 16 },
+        options: {
+          alibiSlopes: Float32Array.of(2 ** -8, 2 ** -10),
+          maskMod: 'fn mask_mod(b: u32, h: u32, q: u32, k: u32) -> bool {\n  return k < 16u || (docs[k] == docs[3180u + q] && k <= 3180u + q);\n}',
+          modBuffers: { docs: Int32Array.from({ length: 3200 }, (_, t) => (t < 300 ? 0 : 1)) },
+        },
+        kernel: 'attention-fp32',
+      },
     ],
   },
   {

@@ -196,10 +196,10 @@ export class OwnedBuffers {
 
   constructor(private readonly device: GPUDevice) {}
 
-  /** A STORAGE buffer of `data` (or of `bytes` zeros), at least 16 bytes. */
+  /** A STORAGE buffer of `data` (or of `bytes` zeros), at least 16 bytes; COPY_SRC, so that the host may read it back. */
   storage(label: string, data?: ArrayBufferView, bytes = 16): GPUBuffer {
     const size = Math.max(16, Math.ceil((data?.byteLength ?? bytes) / 4) * 4);
-    const buffer = this.device.createBuffer({ label, size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+    const buffer = this.device.createBuffer({ label, size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC });
     if (data) this.device.queue.writeBuffer(buffer, 0, data.buffer, data.byteOffset, data.byteLength);
     this.all.push(buffer);
     return buffer;

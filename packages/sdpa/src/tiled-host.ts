@@ -133,13 +133,17 @@ export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, 
   /** Stand-ins for the partial results when the keys are not split (writable bindings may not share a buffer). */
   const unsplit = { Opart: storage(`${id} no partial O`, undefined), ML: storage(`${id} no partial m, ℓ`, undefined) };
   const banded = bandTileCounts(problem, plan);
+  /** A mask function's list lengths, per (batch, head, row block) of the whole problem, where the lists are written once. */
+  let listed: number[] | undefined;
   /** The key ranges per row block of a run of `batches` batches. */
   const splitsFor = (batches: number): { splits: number; perSplit: number } =>
     splitsSet !== undefined
       ? { splits: splitsSet, perSplit: 0 }
       : banded
         ? bandSplits(banded, batches * Hq)
-        : { splits: Math.min(tiles, keySplits(batches * Hq * Tr, tiles) * (problem.blockMask || plan.mods?.lists === true ? BLOCK_MASK_SPLIT_FACTOR : 1)), perSplit: 0 };
+        : listed
+          ? bandSplits(listed, batches / problem.dims.B)
+          : { splits: Math.min(tiles, keySplits(batches * Hq * Tr, tiles) * (problem.blockMask || plan.mods?.lists === true ? BLOCK_MASK_SPLIT_FACTOR : 1)), perSplit: 0 };
   /** The uniform of a run (made once per run of batches). */
   const paramsOf = (batch0: number, batches: number): GPUBuffer =>
     runUniforms.of(batch0, batches, () => {
@@ -154,6 +158,15 @@ export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, 
       entries: bindings.map(({ binding, name }) => ({ binding, resource: bindingResource(resources[name] as TensorBinding) })),
     });
   /**
+   * The pre-pass's uniform for all B batches: the runs' own are made after it, once the lists' lengths have set their
+   * key ranges (the pre-pass reads no range).
+   */
+  const prePassParams = (): GPUBuffer => {
+    const buffer = owned.uniform(`${id} params of the mask function's tile lists`, fields.length * 4);
+    device.queue.writeBuffer(buffer, 0, packUniforms(fields, { ...uniformsOf(0, problem.dims.B, 1), ...plan.switches }));
+    return buffer;
+  };
+  /**
    * A mask function's tile lists for every batch, written once (their buffers are the caller's typed arrays, so the
    * lists never change): the pre-pass over all B batches, with stand-ins for the tensors it does not read.
    */
@@ -167,7 +180,7 @@ export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, 
       k: standIn('k'),
       v: standIn('v'),
       O: standIn('O'),
-      params: paramsOf(0, B),
+      params: prePassParams(),
     };
     await checked(gpu, `writing the tile lists of ${id}'s mask function`, () => {
       const group = groupOf(`${id} mask function's tile lists`, resources);
@@ -180,7 +193,28 @@ export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, 
       return Promise.resolve();
     });
   }
-  if (mods?.listsFixed) await writeFixedLists();
+  /**
+   * The lengths of the lists written once (each (batch, head, row block)'s start and length lead the buffer): read back
+   * once, so that their key ranges are cut as a band's are (bandSplits), the longest lists into the most ranges.
+   */
+  async function listLengths(): Promise<number[]> {
+    const words = 2 * problem.dims.B * Hq * Tr;
+    const read = device.createBuffer({ label: `${id} tile list lengths`, size: 4 * words, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    try {
+      const encoder = device.createCommandEncoder({ label: `${id} tile list lengths` });
+      encoder.copyBufferToBuffer(fixed.tileLists as GPUBuffer, 0, read, 0, 4 * words);
+      device.queue.submit([encoder.finish()]);
+      await read.mapAsync(GPUMapMode.READ);
+      const entries = new Uint32Array(read.getMappedRange());
+      return Array.from({ length: words / 2 }, (_, e) => entries[2 * e + 1] as number);
+    } finally {
+      read.destroy();
+    }
+  }
+  if (mods?.listsFixed) {
+    await writeFixedLists();
+    if (splitsSet === undefined) listed = await listLengths();
+  }
   return {
     plan,
     encode(encoder, buffers, batch0, batches, timestampWrites) {

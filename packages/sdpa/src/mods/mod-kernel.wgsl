@@ -3,7 +3,9 @@
 // natural-unit scores, so the kernel's base-2 scores are converted around the call; mask_mod joins applyMask's
 // exclusions. With a mask function, the pre-pass `modTiles` lists for each (batch, head, query tile) the key tiles in
 // which some score is visible (the block-mask path's tile lists), with the bit MOD_PARTIAL on the tiles where some
-// are not: only those test each score.
+// are not: only those test each score. A partial tile whose visible scores are exactly those on or below the causal
+// diagonal (a document mask's, causal within each document) also gets MOD_DIAGONAL, and its scores take the
+// diagonal's test instead of mask_mod: four keys at a time, with no reads of the function's buffers.
 
 struct ModParams {
   listBase: u32,           // where the tiles of the lists begin in tileLists: after 2 u32s per (batch, head, query tile)
@@ -15,6 +17,7 @@ struct ModParams {
 @group(1) @binding(0) var<uniform> modParams: ModParams;
 
 const MOD_PARTIAL: u32 = 0x80000000u;   // a listed tile where some score is not visible
+const MOD_DIAGONAL: u32 = 0x40000000u;  // a partial tile whose visible scores are those on or below the causal diagonal
 const MOD_SKIPPED: u32 = 0xffffffffu;   // a slot whose tile has no visible score, before the lists are packed
 const MOD_LN2: f32 = 0.6931471805599453;
 const MOD_LOG2E: f32 = 1.4426950408889634;
@@ -22,6 +25,7 @@ const MOD_SCORE_LIMIT: f32 = 1.8446744073709552e+19;  // 2^64: the most |score_m
 
 var<private> modBatch: u32;    // the workgroup's batch (in the whole problem) and query head, for score_mod
 var<private> modHead: u32;
+var<private> modDiagonal: bool;   // the tile the loop is on is MOD_DIAGONAL
 
 // A score function's result as the kernel takes it: within ±MOD_SCORE_LIMIT, −∞ kept (it excludes the key).
 fn modHeld(x: f32) -> f32 {
@@ -40,12 +44,26 @@ fn modScores(s: vec4<f32>, i: u32, j0: u32, Lk: u32) -> vec4<f32> {
   return r;
 }
 
-// Whether tile `step` of the workgroup's list tests each score for mask_mod: those the pre-pass marked, or every
-// tile where it wrote no lists.
-fn modChecked(step: u32, listStart: u32) -> bool {
+// Keys j of row i still kept after mask_mod: on a MOD_DIAGONAL tile, those on or below the causal diagonal
+// (j ≤ i + Lk − Lq, the band's alignment), which the pre-pass found to be mask_mod's there; elsewhere mask_mod's.
+fn modKept(kept: vec4<bool>, b: u32, hq: u32, i: u32, j: vec4<u32>, Lk: u32) -> vec4<bool> {
+  if (modDiagonal) { return kept & (vec4<i32>(j) <= vec4<i32>(i32(i) + i32(Lk) - i32(params.Lq))); }
+  return vec4<bool>(kept.x && mask_mod(b, hq, i, j.x), kept.y && mask_mod(b, hq, i, j.y), kept.z && mask_mod(b, hq, i, j.z),
+                    kept.w && mask_mod(b, hq, i, j.w));
+}
+
+// Whether entry n of the list is MOD_DIAGONAL.
+fn modOnDiagonal(n: u32, listStart: u32) -> bool {
+  if (!MOD_MASKS || modParams.lists == 0u) { return false; }
+  return (tileLists[listStart + n] & MOD_DIAGONAL) != 0u;
+}
+
+// Whether entry n of the workgroup's list (the tile the step visits) tests each score for mask_mod: those the
+// pre-pass marked, or every tile where it wrote no lists.
+fn modChecked(n: u32, listStart: u32) -> bool {
   if (!MOD_MASKS) { return false; }
   if (modParams.lists == 0u) { return true; }
-  return (tileLists[listStart + step] & MOD_PARTIAL) != 0u;
+  return (tileLists[listStart + n] & MOD_PARTIAL) != 0u;
 }
 
 // The pre-pass: one workgroup per (batch, query head, query tile) of the run. Each invocation classifies key tiles
@@ -71,6 +89,7 @@ fn modTiles(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec
   for (var j = t; j < slots; j += 64u) {
     var seen = false;
     var whole = true;
+    var diagonal = true;   // every score visible exactly where it is on or below the causal diagonal
     let keyEnd = min(Lk, (j + 1u) * BC);
     for (var row = rowFirst; row <= rowLast; row++) {
       for (var key = j * BC; key < keyEnd; key++) {
@@ -79,9 +98,10 @@ fn modTiles(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec
         if (kept) { kept = mask_mod(b, hq, row, key); }
         seen = seen || kept;
         whole = whole && kept;
+        diagonal = diagonal && kept == (i32(key) <= i32(row) + i32(Lk) - i32(Lq));
       }
     }
-    tileLists[base + j] = select(MOD_SKIPPED, select(j | MOD_PARTIAL, j, whole), seen);
+    tileLists[base + j] = select(MOD_SKIPPED, select(j | MOD_PARTIAL | select(0u, MOD_DIAGONAL, diagonal), j, whole), seen);
   }
   storageBarrier();
   if (t == 0u) {

@@ -57,16 +57,19 @@ const LIBRARY_LABELS = { scoreMod: 'scoreMod', maskMod: 'maskMod' };
 /**
  * The lines attention-fp32's loop changes for the functions, each [the line, its replacement]: the workgroup's batch
  * and head kept for score_mod; score_mod first in scoreTerms (before the softcap), which then runs on every score;
- * mask_mod among applyMask's exclusions; the tile lists' MOD_PARTIAL bit read off tile numbers and into the test per
- * score; the tile lists writable by the pre-pass.
+ * mask_mod among applyMask's exclusions (modKept); the tile lists' MOD_PARTIAL and MOD_DIAGONAL bits read off tile
+ * numbers and into the test per score; the tile lists writable by the pre-pass.
  */
 const KERNEL_CHANGES: readonly (readonly [string, string])[] = [
   ['  let bm = b + params.batch0;        // the batch in the masks\n', '  let bm = b + params.batch0;        // the batch in the masks\n  modBatch = bm;\n  modHead = hq;\n'],
   ['  var r = s;\n  if (params.softcap == 1u) { r = softcapped(r); }', '  var r = modScores(s, i, j0, Lk);\n  if (params.softcap == 1u) { r = softcapped(r); }'],
   ['      if (GENERAL == 1u && (params.softcap == 1u || params.alibi == 1u)) {', '      if (GENERAL == 1u && (MOD_SCORES || params.softcap == 1u || params.alibi == 1u)) {'],
-  ['    if (!kept) { r[x] = LOWEST; }', '    if (MOD_MASKS && kept && i < params.Lq) { kept = mask_mod(b, hq, i, j); }\n    if (!kept) { r[x] = LOWEST; }'],
-  ['{ return tileLists[listStart + step]; }', '{ return tileLists[listStart + step] & ~MOD_PARTIAL; }'],
-  ['    let checked = key0 + BC > Lk ||', '    let checked = modChecked(step, listStart) || key0 + BC > Lk ||'],
+  [
+    '  return select(vec4<f32>(LOWEST), r, kept);\n}',
+    '  if (MOD_MASKS && i < params.Lq) { kept = modKept(kept, b, hq, i, j, Lk); }\n  return select(vec4<f32>(LOWEST), r, kept);\n}',
+  ],
+  ['{ return tileLists[listStart + step]; }', '{ return tileLists[listStart + step] & ~(MOD_PARTIAL | MOD_DIAGONAL); }'],
+  ['    let checked = key0 + BC > Lk ||', '    modDiagonal = modOnDiagonal(n, listStart);\n    let checked = modChecked(n, listStart) || key0 + BC > Lk ||'],
   ['@group(0) @binding(8) var<storage, read> tileLists: array<u32>;', '@group(0) @binding(8) var<storage, read_write> tileLists: array<u32>;'],
 ];
 

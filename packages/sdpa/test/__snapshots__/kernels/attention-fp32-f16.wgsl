@@ -177,22 +177,31 @@ fn tileAt(step: u32, jFirst: u32, listStart: u32) -> u32 {
 }
 
 // Scores s of row i with keys j0 .. j0 + 3: the additive mask added (the host's base-2 values, so that a finite mask
-// value, however large, stays a finite score: tiled-interface.wgsl), LOWEST where the key is excluded.
+// value, however large, stays a finite score: tiled-interface.wgsl), LOWEST where the key is excluded. The band's test
+// is one vector test for the four keys; the masks are read key by key, only for keys still kept (a key past Lk has no
+// entry in them).
 fn applyMask(s: vec4<f32>, b: u32, hq: u32, i: u32, j0: u32, Lk: u32) -> vec4<f32> {
-  var r = s;
-  for (var x = 0u; x < 4u; x++) {
-    let j = j0 + x;
-    var kept = j < Lk && (GENERAL == 0u || (i32(j) >= bandFirst(i, Lk) && i32(j) <= bandLast(i, Lk)));
-    // Rows past Lq (padding of the last row block) read neither mask: their flags and values are not in the buffers.
-    if (GENERAL == 1u && kept && params.blocks == 1u && params.blockTiles == 0u && i < params.Lq) { kept = blockKept(b, hq, i, j); }
-    if (GENERAL == 1u && kept && params.mask == 1u && i < params.Lq) {
-      let add = mask[b * params.maskB + hq * params.maskH + i * params.maskI + j * params.maskJ];
-      kept = add > EXCLUDED;
-      r[x] += select(0.0, add, kept);
-    }
-    if (!kept) { r[x] = LOWEST; }
+  let j = vec4<u32>(j0) + vec4<u32>(0u, 1u, 2u, 3u);
+  var kept = j < vec4<u32>(Lk);
+  if (GENERAL == 1u) {
+    kept = kept & (vec4<i32>(j) >= vec4<i32>(bandFirst(i, Lk))) & (vec4<i32>(j) <= vec4<i32>(bandLast(i, Lk)));
   }
-  return r;
+  var r = s;
+  // Rows past Lq (padding of the last row block) read neither mask: their flags and values are not in the buffers.
+  if (GENERAL == 1u && i < params.Lq && params.blocks == 1u && params.blockTiles == 0u) {
+    kept = vec4<bool>(kept.x && blockKept(b, hq, i, j.x), kept.y && blockKept(b, hq, i, j.y),
+                      kept.z && blockKept(b, hq, i, j.z), kept.w && blockKept(b, hq, i, j.w));
+  }
+  if (GENERAL == 1u && i < params.Lq && params.mask == 1u) {
+    for (var x = 0u; x < 4u; x++) {
+      if (kept[x]) {
+        let add = mask[b * params.maskB + hq * params.maskH + i * params.maskI + j[x] * params.maskJ];
+        kept[x] = add > EXCLUDED;
+        r[x] += select(0.0, add, kept[x]);
+      }
+    }
+  }
+  return select(vec4<f32>(LOWEST), r, kept);
 }
 
 @compute @workgroup_size(WG)
@@ -315,7 +324,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     }
   }
   for (var step = nBegin; step < nEnd; step++) {
-    let j = tileAt(visited(step, nBegin, nEnd, reversed), jFirst, listStart);
+    let n = visited(step, nBegin, nEnd, reversed);   // the range's n-th tile: this step's
+    let j = tileAt(n, jFirst, listStart);
     let key0 = j * BC;
     workgroupBarrier();  // everyone is done with K_j, V_j of the previous tile
     for (var n = 0u; n < LDA; n++) {
