@@ -67,12 +67,12 @@ describe('attention-fp32 in headless Chromium', () => {
       console.log(`headless Chromium:\n${summary}`);
       expect(result.cases.length, summary).toBeGreaterThan(0);
       expect(result.cases.filter((c) => c.dtype === 'f16'), summary).toHaveLength(2);
-      // SwiftShader's limits decline three cases in one line: the two at d = 256 (on attention-fp32 and on the default
-      // kernel) need row groups of 8 (its subgroups have 4 invocations), and two mod buffers beside the kernel's 10
-      // pass its 10 storage buffers per stage.
+      // SwiftShader's limits decline four cases in one line: the two at d = 256 (on attention-fp32 and on the default
+      // kernel) need row groups of 8 (its subgroups have 4 invocations), and the two with mod buffers beside the
+      // kernel's 10 pass its 10 storage buffers per stage.
       const adapterLimit = /does not split into at most \d+ parts|pass this GPU's \d+ storage buffers per stage/;
       const ran = result.cases.filter((c) => c.problem === undefined || !adapterLimit.test(c.problem));
-      expect(result.cases.length - ran.length, summary).toBeLessThanOrEqual(3);
+      expect(result.cases.length - ran.length, summary).toBeLessThanOrEqual(4);
       for (const c of ran) {
         expect(c.problem, `${c.name}\n${summary}`).toBeUndefined();
         expect(c.error, `${c.name}\n${summary}`).toBeLessThanOrEqual(c.limit ?? 0);
