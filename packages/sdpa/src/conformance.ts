@@ -85,6 +85,10 @@ export interface Case {
  * Grouped by kernel constants: the prefill kernel's head size (its masks are uniforms), the decode kernel's head size
  * and rows per KV head (4 or 32 here), each one pipeline.
  */
+/** A relative-position bias table per head (`bias`, 41 distances) and documents (`docs`, 40 positions a batch). */
+const DOCUMENT_BIAS = 'fn score_mod(s: f32, b: u32, h: u32, q: u32, k: u32) -> f32 {\n  return s + bias[h * 41u + clamp(q - k, 0u, 40u)];\n}';
+const DOCUMENTS = 'fn mask_mod(b: u32, h: u32, q: u32, k: u32) -> bool {\n  return docs[b * 40u + q] == docs[b * 40u + k];\n}';
+
 export const GROUPS: { name: string; cases: Case[] }[] = [
   {
     name: 'd = 64, bands',
@@ -197,24 +201,27 @@ export const GROUPS: { name: string; cases: Case[] }[] = [
           causal: true,
           softcap: 4,
           sinks: Float32Array.of(0.5, -1),
-          scoreMod: 'fn score_mod(s: f32, b: u32, h: u32, q: u32, k: u32) -> f32 {\n  return s + bias[h * 41u + clamp(q - k, 0u, 40u)];\n}',
-          maskMod: 'fn mask_mod(b: u32, h: u32, q: u32, k: u32) -> bool {\n  return docs[b * 40u + q] == docs[b * 40u + k];\n}',
+          scoreMod: DOCUMENT_BIAS,
+          maskMod: DOCUMENTS,
           // Batch 0: documents of 7, 20 and 13 tokens; batch 1: one of 40. A bias per head and distance 0 … 40.
           modBuffers: { docs: Int32Array.from({ length: 80 }, (_, t) => (t < 40 ? (t < 7 ? 0 : t < 27 ? 1 : 2) : 0)), bias: Float32Array.from(values(82, 13), (x) => x / 3) },
         },
         kernel: 'attention-fp32',
       },
       {
-        // ALiBi visits each key range of a row block's list backwards. The 20 rows are the last of 3200 positions, in a
-        // document from 300 on: the list holds the prefix's tile (whole), the document's first (partial), its middle
-        // (whole) and the diagonal (partial), some 180 tiles in at most 24 ranges, so ranges hold partial and whole
-        // tiles together and each tile's flag must be read for the tile the step visits.
-        name: 'a prefix every row sees, then documents causal within each (a mask function), ALiBi, 20 rows over 3200 keys, GQA 2',
+        // ALiBi visits each key range of a row block's list backwards. The functions are the case above's (so the same
+        // pipelines run it); the 20 rows and keys 0-19 are document 1, keys 20-299 document 0 and 300-3199 document 1,
+        // under the causal band k ≤ q + 3180. The list holds whole tiles and partial ones (a document's edge, the
+        // diagonal) in the same ranges (about 180 tiles in at most 24), so each tile's flag must be read for the tile
+        // the step visits.
+        name: 'documents (the functions above) with ALiBi, 20 rows over 3200 keys: whole and partial tiles in one key range, causal, GQA 2',
         dims: { B: 1, Hq: 2, Hkv: 1, Lq: 20, Lk: 3200, d: 16 },
         options: {
+          causal: true,
           alibiSlopes: Float32Array.of(2 ** -8, 2 ** -10),
-          maskMod: 'fn mask_mod(b: u32, h: u32, q: u32, k: u32) -> bool {\n  return k < 16u || (docs[k] == docs[3180u + q] && k <= 3180u + q);\n}',
-          modBuffers: { docs: Int32Array.from({ length: 3200 }, (_, t) => (t < 300 ? 0 : 1)) },
+          scoreMod: DOCUMENT_BIAS,
+          maskMod: DOCUMENTS,
+          modBuffers: { docs: Int32Array.from({ length: 3200 }, (_, t) => (t >= 20 && t < 300 ? 0 : 1)), bias: Float32Array.from(values(82, 13), (x) => x / 3) },
         },
         kernel: 'attention-fp32',
       },
