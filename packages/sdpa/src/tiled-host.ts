@@ -390,7 +390,8 @@ function rowBlockKeys(problem: SdpaProblem, b: number, rowFirst: number, rowLast
  * H100 (1×12×4096×64, 50% of the blocks, ms; the rule gives 2): 1.097 with 1 range, 0.896 with 2, 0.888 with 3, 0.878
  * with 4, 0.869 with 6, 0.875 with 8; dense: 1.491 with 2 (docs/sdpa.md). A mask function's tile lists are as uneven:
  * the causal mask written as a mask function at 1×12×4096×64 took 1.363 ms with 1 range, 1.114 with 2 (the rule's),
- * 1.012 with 4 and 0.997 with 8, against 0.998 for the built-in causal option (H100, 2026-11-27).
+ * 1.012 with 4 and 0.997 with 8, against 0.998 for the built-in causal option (H100, 2026-11-27). Lists written once
+ * are cut by their lengths instead (listLengths, bandSplits); this factor serves the lists written in every run.
  */
 const BLOCK_MASK_SPLIT_FACTOR = 3;
 
