@@ -145,10 +145,13 @@ export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, 
           ? bandSplits(listed, batches / problem.dims.B)
           : { splits: Math.min(tiles, keySplits(batches * Hq * Tr, tiles) * (problem.blockMask || plan.mods?.lists === true ? BLOCK_MASK_SPLIT_FACTOR : 1)), perSplit: 0 };
   /** The uniform of a run (made once per run of batches). */
+  /** The uniform's bytes for a run of batches cut into `splits` key ranges. */
+  const packed = (batch0: number, batches: number, splits: number, perSplit = 0): ArrayBuffer =>
+    packUniforms(fields, { ...uniformsOf(batch0, batches, splits, perSplit), ...plan.switches });
   const paramsOf = (batch0: number, batches: number): GPUBuffer =>
     runUniforms.of(batch0, batches, () => {
       const { splits, perSplit } = splitsFor(batches);
-      return packUniforms(fields, { ...uniformsOf(batch0, batches, splits, perSplit), ...plan.switches });
+      return packed(batch0, batches, splits, perSplit);
     });
   /** Group 0's bind group: each of the kernel's bindings from `resources`, by name. */
   const groupOf = (label: string, resources: Record<string, TensorBinding>): GPUBindGroup =>
@@ -163,7 +166,7 @@ export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, 
    */
   const prePassParams = (): GPUBuffer => {
     const buffer = owned.uniform(`${id} params of the mask function's tile lists`, fields.length * 4);
-    device.queue.writeBuffer(buffer, 0, packUniforms(fields, { ...uniformsOf(0, problem.dims.B, 1), ...plan.switches }));
+    device.queue.writeBuffer(buffer, 0, packed(0, problem.dims.B, 1));
     return buffer;
   };
   /**

@@ -52,18 +52,13 @@ fn modKept(kept: vec4<bool>, b: u32, hq: u32, i: u32, j: vec4<u32>, Lk: u32) -> 
                     kept.w && mask_mod(b, hq, i, j.w));
 }
 
-// Whether entry n of the list is MOD_DIAGONAL.
-fn modOnDiagonal(n: u32, listStart: u32) -> bool {
-  if (!MOD_MASKS || modParams.lists == 0u) { return false; }
-  return (tileLists[listStart + n] & MOD_DIAGONAL) != 0u;
-}
-
-// Whether entry n of the workgroup's list (the tile the step visits) tests each score for mask_mod: those the
-// pre-pass marked, or every tile where it wrote no lists.
-fn modChecked(n: u32, listStart: u32) -> bool {
-  if (!MOD_MASKS) { return false; }
-  if (modParams.lists == 0u) { return true; }
-  return (tileLists[listStart + n] & MOD_PARTIAL) != 0u;
+// The flags of entry n of the workgroup's list (the tile the step visits), read once per tile: MOD_PARTIAL where it
+// tests each score for mask_mod (the tiles the pre-pass marked, or every tile where it wrote no lists), MOD_DIAGONAL
+// where that test is the causal diagonal's.
+fn modTileFlags(n: u32, listStart: u32) -> u32 {
+  if (!MOD_MASKS) { return 0u; }
+  if (modParams.lists == 0u) { return MOD_PARTIAL; }
+  return tileLists[listStart + n] & (MOD_PARTIAL | MOD_DIAGONAL);
 }
 
 // The pre-pass: one workgroup per (batch, query head, query tile) of the run. Each invocation classifies key tiles

@@ -69,7 +69,7 @@ const KERNEL_CHANGES: readonly (readonly [string, string])[] = [
     '  if (MOD_MASKS && i < params.Lq) { kept = modKept(kept, b, hq, i, j, Lk); }\n  return select(vec4<f32>(LOWEST), r, kept);\n}',
   ],
   ['{ return tileLists[listStart + step]; }', '{ return tileLists[listStart + step] & ~(MOD_PARTIAL | MOD_DIAGONAL); }'],
-  ['    let checked = key0 + BC > Lk ||', '    modDiagonal = modOnDiagonal(n, listStart);\n    let checked = modChecked(n, listStart) || key0 + BC > Lk ||'],
+  ['    let checked = key0 + BC > Lk ||', '    let modFlags = modTileFlags(n, listStart);\n    modDiagonal = (modFlags & MOD_DIAGONAL) != 0u;\n    let checked = (modFlags & MOD_PARTIAL) != 0u || key0 + BC > Lk ||'],
   ['@group(0) @binding(8) var<storage, read> tileLists: array<u32>;', '@group(0) @binding(8) var<storage, read_write> tileLists: array<u32>;'],
 ];
 
