@@ -31,6 +31,19 @@ describe('the default kernel', () => {
     expect(kernelFor(H100_LIKE, LLAMA, { dtype: 'f16', causal: true, softcap: 30 })).toBe('attention-matrix');
     expect(kernelFor(H100_LIKE, { ...LLAMA, d: 72 }, { dtype: 'f16' })).toBe('attention-fp32');
   });
+  it('takes 64-key tiles on attention-matrix at d = 64 where every score is computed, 32 under a band or mask', () => {
+    const keys = (dims: SdpaDims, options: PrepareOptions): number | undefined => {
+      const plan = planAttention(H100_LIKE, dims, options);
+      if (typeof plan === 'string') throw new Error(plan);
+      return plan.kernelPlan.constants.BC;
+    };
+    const BERT: SdpaDims = { B: 32, Hq: 12, Hkv: 12, Lq: 512, Lk: 512, d: 64 };
+    expect(keys(BERT, { dtype: 'f16' })).toBe(64);
+    expect(keys(BERT, { dtype: 'f16', causal: true })).toBe(32);
+    expect(keys(BERT, { dtype: 'f16', window: [16, 16] })).toBe(32);
+    expect(keys(BERT, { dtype: 'f16', mask: { kind: 'bool', data: new Uint8Array(512).fill(1), shape: [512] } })).toBe(32);
+    expect(keys({ ...BERT, d: 128 }, { dtype: 'f16' })).toBe(32);
+  });
   it('is the decode kernel for one query row of f16 tensors', () => {
     expect(kernelFor(H100_LIKE, { ...LLAMA, Lq: 1, Lk: 32768 }, { dtype: 'f16' })).toBe('attention-decode');
   });

@@ -39,6 +39,18 @@ const MATRIX_MAX_HEAD_SIZE = 256;
 const TWO_PART_MAX_HEAD_SIZE = 128;
 /** Keys per tile above d = 128, where 32-key tiles of K and V would leave room for fewer subgroups. */
 const WIDE_HEAD_BC = 16;
+/**
+ * Keys per tile at d = 64 with one part where no band edge, mask or cache length crosses a tile: half the tiles, so
+ * half the loop's barriers and fixed costs per key. Measured on the H100 (2026-11-27, f16, two processes, ms): GPT-2
+ * 1×12×1024×64 unmasked 0.097 → 0.088-0.089, BERT 32×12×512×64 0.575 → 0.563-0.564; the causal GPT-2 prefill
+ * 0.087 → 0.094-0.096 (its diagonal tiles twice as wide), so a band keeps 32 (docs/sdpa.md).
+ */
+const DENSE_D64_BC = 64;
+
+/** Whether every score of the problem is computed: no band, element or block mask, or cache lengths. */
+function dense(problem: SdpaProblem): boolean {
+  return problem.left === Infinity && problem.right === Infinity && !problem.mask && !problem.blockMask && !problem.cacheLengths;
+}
 
 /**
  * The kernel's plan for `problem`, or why it cannot run it. f16 tensors take one f16 part per operand (nothing is lost
@@ -60,7 +72,7 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
     return 'softcap, ALiBi slopes and sinks with f32 tensors are attention-fp32\'s (the matrix kernel takes them with f16 tensors)';
   }
   if (PARTS === 2 && d > TWO_PART_MAX_HEAD_SIZE) return `d = ${d} with f32 tensors is above the matrix kernel's ${TWO_PART_MAX_HEAD_SIZE} for two f16 parts (f16 tensors run to ${MATRIX_MAX_HEAD_SIZE})`;
-  const BC = tuning?.matrixKeysPerTile ?? (d > 128 ? WIDE_HEAD_BC : MATRIX_BC);
+  const BC = tuning?.matrixKeysPerTile ?? (d > 128 ? WIDE_HEAD_BC : d === 64 && PARTS === 1 && dense(problem) ? DENSE_D64_BC : MATRIX_BC);
   const FLUSH = tuning?.matrixFlush ?? (PARTS === 2 ? TWO_PART_FLUSH : 0);
   if (![16, 32, 64].includes(BC)) return `tuning.matrixKeysPerTile is ${BC}; give 16, 32 or 64`;
   if (tuning?.matrixSubgroups !== undefined && ![1, 2, 4, 8].includes(tuning.matrixSubgroups)) return `tuning.matrixSubgroups is ${tuning.matrixSubgroups}; give 1, 2, 4 or 8`;
@@ -92,6 +104,6 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
     BR,
     BC,
     workgroupBytes: bytes(NSG, OW),
-    summary: `${NSG} subgroups, ${PARTS === 1 ? 'f16 products' : 'high and low f16 parts'}${OW < d ? `, O flushed ${OW} columns at a time` : ''}`,
+    summary: `${NSG} subgroups, ${BC}-key tiles, ${PARTS === 1 ? 'f16 products' : 'high and low f16 parts'}${OW < d ? `, O flushed ${OW} columns at a time` : ''}`,
   };
 }

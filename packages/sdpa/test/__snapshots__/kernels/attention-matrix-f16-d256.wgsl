@@ -1,4 +1,4 @@
-// 4 subgroups, f16 products, O flushed 16 columns at a time; override constants:
+// 4 subgroups, 16-key tiles, f16 products, O flushed 16 columns at a time; override constants:
 //   D = 256
 //   NSG = 4
 //   PARTS = 1

@@ -1,4 +1,4 @@
-// 4 subgroups, f16 products, O flushed 32 columns at a time; override constants:
+// 4 subgroups, 32-key tiles, f16 products, O flushed 32 columns at a time; override constants:
 //   D = 64
 //   NSG = 4
 //   PARTS = 1
@@ -6,12 +6,20 @@
 //   BC = 32
 //   FLUSH = 0
 //   CW = 64
-// 4 subgroups, f16 products, O flushed 32 columns at a time; override constants:
+// 4 subgroups, 32-key tiles, f16 products, O flushed 32 columns at a time; override constants:
 //   D = 128
 //   NSG = 4
 //   PARTS = 1
 //   OW = 32
 //   BC = 32
+//   FLUSH = 0
+//   CW = 64
+// 4 subgroups, 64-key tiles, f16 products; override constants:
+//   D = 64
+//   NSG = 4
+//   PARTS = 1
+//   OW = 64
+//   BC = 64
 //   FLUSH = 0
 //   CW = 64
 

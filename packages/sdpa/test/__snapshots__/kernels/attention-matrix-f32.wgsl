@@ -1,4 +1,4 @@
-// 4 subgroups, high and low f16 parts; override constants:
+// 4 subgroups, 32-key tiles, high and low f16 parts; override constants:
 //   D = 64
 //   NSG = 4
 //   PARTS = 2
@@ -6,7 +6,7 @@
 //   BC = 32
 //   FLUSH = 8
 //   CW = 64
-// 2 subgroups, high and low f16 parts, O flushed 32 columns at a time; override constants:
+// 2 subgroups, 32-key tiles, high and low f16 parts, O flushed 32 columns at a time; override constants:
 //   D = 128
 //   NSG = 2
 //   PARTS = 2
