@@ -5,6 +5,7 @@ import { ldsPatternBench } from './lds-pattern-bench.js';
 import { matrixVariants } from './matrix-variants.js';
 import { microtilesVariants } from './microtiles-variants.js';
 import { readBandwidth } from './read-bandwidth.js';
+import { residentWorkgroupsExperiment } from './resident-workgroups.js';
 import { subgroupMatrixBench } from './subgroup-matrix-bench.js';
 
-export const EXPERIMENTS: readonly Experiment[] = [subgroupMatrixBench, ldsPatternBench, microtilesVariants, fp32TilesSweep, matrixVariants, readBandwidth];
+export const EXPERIMENTS: readonly Experiment[] = [subgroupMatrixBench, ldsPatternBench, microtilesVariants, fp32TilesSweep, matrixVariants, readBandwidth, residentWorkgroupsExperiment];

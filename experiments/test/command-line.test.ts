@@ -8,6 +8,7 @@ import { parseFp32TilesArgs } from '../src/fp32-tiles-sweep.js';
 import { NotHereError } from '../src/harness.js';
 import { parseMatrixVariantArgs } from '../src/matrix-variants.js';
 import { parseMicrotileArgs } from '../src/microtiles-variants.js';
+import { DEFAULT_SIZES, KERNEL_SIZES, parseResidentArgs } from '../src/resident-workgroups.js';
 import { parseStrides } from '../src/subgroup-matrix-bench.js';
 
 function capture(): { out: string[]; err: string[]; output: { out: (l: string) => void; err: (l: string) => void } } {
@@ -85,6 +86,15 @@ describe('parsers', () => {
     expect(parseMicrotileArgs([])).toEqual({ variant: 'kernel', shape: { B: 100, N: 2048, d: 64 } });
     expect(() => parseMicrotileArgs(['no-such'])).toThrow(UsageError);
     expect(() => parseMicrotileArgs(['kernel', '1,64,16'])).toThrow(UsageError);
+  });
+  it('resident-workgroups: sizes in bytes (multiples of 4) and invocations', () => {
+    expect(parseResidentArgs([])).toEqual({ sizes: DEFAULT_SIZES, invocations: 128 });
+    expect(DEFAULT_SIZES).toContain(48 * 1024);
+    for (const bytes of KERNEL_SIZES) expect(DEFAULT_SIZES).toContain(bytes);
+    expect(parseResidentArgs(['31712,31760', '256'])).toEqual({ sizes: [31712, 31760], invocations: 256 });
+    expect(() => parseResidentArgs(['1023'])).toThrow(UsageError);
+    expect(() => parseResidentArgs(['1024', '2048'])).toThrow(UsageError);
+    expect(() => parseResidentArgs(['1024', '128', 'x'])).toThrow(UsageError);
   });
   it('subgroup-matrix-bench: strides', () => {
     expect(parseStrides([])).toEqual([64, 72]);
