@@ -44,6 +44,12 @@ describe('the default kernel', () => {
     expect(keys(BERT, { dtype: 'f16', mask: { kind: 'bool', data: new Uint8Array(512).fill(1), shape: [512] } })).toBe(32);
     expect(keys({ ...BERT, d: 128 }, { dtype: 'f16' })).toBe(32);
   });
+  it('keeps 32-key tiles and four subgroups at d = 64 where 64-key tiles would not leave room for four (32 KiB)', () => {
+    const small = { ...H100_LIKE, report: { ...H100_LIKE.report, limits: { ...H100_LIKE.report.limits, maxComputeWorkgroupStorageSize: 32768 } } } as GpuContext;
+    const plan = planAttention(small, { B: 32, Hq: 12, Hkv: 12, Lq: 512, Lk: 512, d: 64 }, { dtype: 'f16' });
+    if (typeof plan === 'string') throw new Error(plan);
+    expect(plan.kernelPlan.constants).toMatchObject({ BC: 32, NSG: 4 });
+  });
   it('is the decode kernel for one query row of f16 tensors', () => {
     expect(kernelFor(H100_LIKE, { ...LLAMA, Lq: 1, Lk: 32768 }, { dtype: 'f16' })).toBe('attention-decode');
   });

@@ -43,7 +43,8 @@ const WIDE_HEAD_BC = 16;
  * Keys per tile at d = 64 with one part where no band edge, mask or cache length crosses a tile: half the tiles, so
  * half the loop's barriers and fixed costs per key. Measured on the H100 (2026-11-27, f16, two processes, ms): GPT-2
  * 1×12×1024×64 unmasked 0.097 → 0.088-0.089, BERT 32×12×512×64 0.575 → 0.563-0.564; the causal GPT-2 prefill
- * 0.087 → 0.094-0.096 (its diagonal tiles twice as wide), so a band keeps 32 (docs/sdpa.md).
+ * 0.087 → 0.094-0.096 (its diagonal tiles twice as wide), so a band keeps 32 (docs/sdpa.md). 45,072 bytes of
+ * workgroup memory with four subgroups: an adapter with less keeps 32 keys and four subgroups.
  */
 const DENSE_D64_BC = 64;
 
@@ -72,12 +73,16 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
     return 'softcap, ALiBi slopes and sinks with f32 tensors are attention-fp32\'s (the matrix kernel takes them with f16 tensors)';
   }
   if (PARTS === 2 && d > TWO_PART_MAX_HEAD_SIZE) return `d = ${d} with f32 tensors is above the matrix kernel's ${TWO_PART_MAX_HEAD_SIZE} for two f16 parts (f16 tensors run to ${MATRIX_MAX_HEAD_SIZE})`;
-  const BC = tuning?.matrixKeysPerTile ?? (d > 128 ? WIDE_HEAD_BC : d === 64 && PARTS === 1 && dense(problem) ? DENSE_D64_BC : MATRIX_BC);
+  const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
+  const bytesAt = (BC: number, NSG: number, OW: number): number => kernelWorkgroupBytes(ATTENTION_MATRIX_KERNEL.code, { D: d, NSG, PARTS, OW, BC });
+  // 64-key tiles only where the plan's subgroups still fit beside them (BERT with 2 subgroups and 64-key tiles ran
+  // 2.7× slower than the plan on the H100: docs/sdpa.md).
+  const denseTiles = d === 64 && PARTS === 1 && dense(problem) && bytesAt(DENSE_D64_BC, MAX_SUBGROUPS, d) <= limit;
+  const BC = tuning?.matrixKeysPerTile ?? (d > 128 ? WIDE_HEAD_BC : denseTiles ? DENSE_D64_BC : MATRIX_BC);
   const FLUSH = tuning?.matrixFlush ?? (PARTS === 2 ? TWO_PART_FLUSH : 0);
   if (![16, 32, 64].includes(BC)) return `tuning.matrixKeysPerTile is ${BC}; give 16, 32 or 64`;
   if (tuning?.matrixSubgroups !== undefined && ![1, 2, 4, 8].includes(tuning.matrixSubgroups)) return `tuning.matrixSubgroups is ${tuning.matrixSubgroups}; give 1, 2, 4 or 8`;
-  const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
-  const bytes = (NSG: number, OW: number): number => kernelWorkgroupBytes(ATTENTION_MATRIX_KERNEL.code, { D: d, NSG, PARTS, OW, BC });
+  const bytes = (NSG: number, OW: number): number => bytesAt(BC, NSG, OW);
   const subgroups = (OW: number): number => {
     let NSG = tuning?.matrixSubgroups ?? MAX_SUBGROUPS;
     while (NSG > 1 && bytes(NSG, OW) > limit) NSG /= 2;
