@@ -65,11 +65,9 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
 }
 `;
 
-/** The most workgroups of `invocations` invocations with `bytes` of workgroup memory seen at once. */
-export async function residentWorkgroups(device: GPUDevice, bytes: number, invocations: number, spin = SPIN, launched = LAUNCHED): Promise<number> {
-  const module = device.createShaderModule({ code: RESIDENT_KERNEL });
-  await assertCompiles(module, 'resident-workgroups');
-  const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main', constants: { WORDS: bytes / 4, WG: invocations, SPIN: spin } } });
+/** The most workgroups of `invocations` invocations with `bytes` of workgroup memory seen at once (`module`: RESIDENT_KERNEL). */
+async function residentWorkgroups(device: GPUDevice, module: GPUShaderModule, bytes: number, invocations: number): Promise<number> {
+  const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main', constants: { WORDS: bytes / 4, WG: invocations, SPIN } } });
   const counter = storage(device, 8, GPUBufferUsage.COPY_SRC);
   const sink = storage(device, 16);
   const readable = device.createBuffer({ size: 8, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
@@ -78,7 +76,7 @@ export async function residentWorkgroups(device: GPUDevice, bytes: number, invoc
   const pass = encoder.beginComputePass();
   pass.setPipeline(pipeline);
   pass.setBindGroup(0, group);
-  pass.dispatchWorkgroups(...grid(launched));
+  pass.dispatchWorkgroups(...grid(LAUNCHED));
   pass.end();
   encoder.copyBufferToBuffer(counter, 0, readable, 0, 8);
   device.queue.submit([encoder.finish()]);
@@ -94,11 +92,13 @@ async function run(args: readonly string[], print: (line: string) => void): Prom
   const adapter = await highPerformanceAdapter();
   const device = await deviceWithAdapterLimits(adapter, []);
   const limit = device.limits.maxComputeWorkgroupStorageSize;
+  const module = device.createShaderModule({ code: RESIDENT_KERNEL });
+  await assertCompiles(module, 'resident-workgroups');
   print(`${adapter.info.vendor} ${adapter.info.device}: workgroups of ${invocations} invocations, ${LAUNCHED} launched per size, the most at once`);
   print('| workgroup memory, bytes | most at once |');
   print('|---|---|');
   for (const bytes of sizes) {
-    print(bytes > limit ? `| ${bytes} | over this GPU's ${limit} |` : `| ${bytes} | ${await residentWorkgroups(device, bytes, invocations)} |`);
+    print(bytes > limit ? `| ${bytes} | over this GPU's ${limit} |` : `| ${bytes} | ${await residentWorkgroups(device, module, bytes, invocations)} |`);
   }
   device.destroy();
 }
