@@ -50,6 +50,19 @@ describe('the default kernel', () => {
     if (typeof plan === 'string') throw new Error(plan);
     expect(plan.kernelPlan.constants).toMatchObject({ BC: 32, NSG: 4 });
   });
+  it('stages V in K\'s place where that fits more subgroups on a compute unit (d = 128), and K and V side by side where it does not', () => {
+    const constants = (dims: SdpaDims, options: PrepareOptions): Record<string, number> => {
+      const plan = planAttention(H100_LIKE, dims, options);
+      if (typeof plan === 'string') throw new Error(plan);
+      return plan.kernelPlan.constants;
+    };
+    // d = 128: 23,056 bytes with one tile (two workgroups in 48 KiB) against 31,760 with two (one).
+    expect(constants(LLAMA, { dtype: 'f16', causal: true })).toMatchObject({ KV_TILES: 1, NSG: 4, BC: 32 });
+    // BERT's 64-key tiles: one workgroup either way, so the barrier one tile adds is not paid.
+    expect(constants({ B: 32, Hq: 12, Hkv: 12, Lq: 512, Lk: 512, d: 64 }, { dtype: 'f16' })).not.toHaveProperty('KV_TILES');
+    // f32 tensors at d = 128 (two parts): four subgroups with one tile, two with two.
+    expect(constants({ ...LLAMA, Lq: 1024, Lk: 1024 }, { kernel: 'attention-matrix', causal: true })).toMatchObject({ KV_TILES: 1, NSG: 4 });
+  });
   it('is the decode kernel for one query row of f16 tensors', () => {
     expect(kernelFor(H100_LIKE, { ...LLAMA, Lq: 1, Lk: 32768 }, { dtype: 'f16' })).toBe('attention-decode');
   });

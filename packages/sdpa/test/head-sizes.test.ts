@@ -107,9 +107,13 @@ describe('which kernel takes d = 256 and dv ≠ d', () => {
   });
   it('attention-matrix: f16 head sizes to 256 in 16-key tiles, within the workgroup memory', () => {
     const plan = planned(matrixPlan(sdpaProblem(PREFILL, { causal: true }), H100_LIKE, false, 'f16'));
-    // Four subgroups fit the H100-like 48 KiB: Q staged through the K/V tiles' memory (64 rows of 264 f16), S and P̃.
-    expect(plan.constants).toMatchObject({ D: 256, BC: 16, PARTS: 1, NSG: 4, OW: 16 });
-    expect(plan.workgroupBytes).toBe(42000);
+    // Four subgroups in 16,656 bytes, two workgroups in the H100-like 48 KiB: one K/V tile of 16 rows of 264 f16 (V in
+    // K's place), Q staged through it 16 rows at a time, S and P̃. Two tiles side by side (25,104 bytes) fit one.
+    expect(plan.constants).toMatchObject({ D: 256, BC: 16, PARTS: 1, NSG: 4, OW: 16, KV_TILES: 1 });
+    expect(plan.workgroupBytes).toBe(16656);
+    const twoTiles = planned(matrixPlan(sdpaProblem(PREFILL, { causal: true }), H100_LIKE, false, 'f16', { matrixKvTiles: 2 }));
+    expect(twoTiles.workgroupBytes).toBe(25104);
+    expect(twoTiles.constants).not.toHaveProperty('KV_TILES');
     expect(plan.kernel.code).toContain('const DK_MAX: u32 = 16u;');
     for (const d of [144, 160, 176, 192, 208, 224, 240]) expect(typeof matrixPlan(sdpaProblem({ ...PREFILL, d }), H100_LIKE, false, 'f16')).toBe('object');
   });

@@ -70,12 +70,14 @@ export interface DecodeTuning {
   readonly matrixColumnsPerRound?: number;
   /** attention-matrix's FLUSH (0: O rescaled in place; else tiles between flushes to f32 registers). */
   readonly matrixFlush?: number;
+  /** attention-matrix's KV_TILES: 2 (K and V tiles side by side) or 1 (V in K's place) instead of its rule. */
+  readonly matrixKvTiles?: number;
   /** attention-fp32's invocations per workgroup (32, 64, 128 or 256: BR = WG / H · ROWS query rows) instead of its rule. */
   readonly fp32Invocations?: number;
 }
 
 /** The keys of DecodeTuning, for the checks of the library's options and of the bench's FA_SDPA_TUNING. */
-export const TUNING_KEYS = ['keysPerTile', 'targetWorkgroups', 'prefillSplits', 'matrixKeysPerTile', 'matrixSubgroups', 'matrixFlush', 'matrixColumnsPerRound', 'fp32Invocations'] as const satisfies readonly (keyof DecodeTuning)[];
+export const TUNING_KEYS = ['keysPerTile', 'targetWorkgroups', 'prefillSplits', 'matrixKeysPerTile', 'matrixSubgroups', 'matrixFlush', 'matrixColumnsPerRound', 'matrixKvTiles', 'fp32Invocations'] as const satisfies readonly (keyof DecodeTuning)[];
 
 export interface DecodePlan {
   readonly dtype: TensorType;

@@ -53,6 +53,26 @@ function dense(problem: SdpaProblem): boolean {
   return problem.left === Infinity && problem.right === Infinity && !problem.mask && !problem.blockMask && !problem.cacheLengths;
 }
 
+/** A workgroup's shape: its K/V tiles in workgroup memory, subgroups, columns of O per round, and bytes. */
+interface MatrixLayout {
+  readonly KV_TILES: number;
+  readonly NSG: number;
+  readonly OW: number;
+  readonly bytes: number;
+}
+
+/**
+ * Two K/V tiles side by side, or one (V_j in K_j's place, one more barrier per tile), whichever keeps more subgroups
+ * on a compute unit, counted as if each unit had the adapter's workgroup memory limit: on the H100 it has exactly that
+ * (48 KiB: `resident-workgroups` in experiments/, docs/sdpa.md). Llama's d = 128 takes 31,760 bytes with two tiles and
+ * 23,056 with one, one workgroup per unit against two, and ran 3.12 → 2.58 ms (f16, causal); BERT's 64-key tiles stay
+ * one workgroup either way and lost 5% with the barrier, so a tie keeps two.
+ */
+function chooseKvTiles(two: MatrixLayout, one: MatrixLayout, limit: number): MatrixLayout {
+  const resident = ({ NSG, bytes }: MatrixLayout): number => NSG * Math.floor(limit / bytes);
+  return resident(one) > resident(two) ? one : two;
+}
+
 /**
  * The kernel's plan for `problem`, or why it cannot run it. f16 tensors take one f16 part per operand (nothing is lost
  * in the conversion); f32 tensors take two (high and low, three products each: fp32-grade, as rung 17). `tuning` sets
@@ -74,7 +94,7 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   }
   if (PARTS === 2 && d > TWO_PART_MAX_HEAD_SIZE) return `d = ${d} with f32 tensors is above the matrix kernel's ${TWO_PART_MAX_HEAD_SIZE} for two f16 parts (f16 tensors run to ${MATRIX_MAX_HEAD_SIZE})`;
   const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
-  const bytesAt = (BC: number, NSG: number, OW: number): number => kernelWorkgroupBytes(ATTENTION_MATRIX_KERNEL.code, { D: d, NSG, PARTS, OW, BC });
+  const bytesAt = (BC: number, NSG: number, OW: number, KV_TILES = 2): number => kernelWorkgroupBytes(ATTENTION_MATRIX_KERNEL.code, { D: d, NSG, PARTS, OW, BC, KV_TILES });
   // 64-key tiles only where the plan's subgroups still fit beside them (BERT with 2 subgroups and 64-key tiles ran
   // 2.7× slower than the plan on the H100: docs/sdpa.md).
   const denseTiles = d === 64 && PARTS === 1 && dense(problem) && bytesAt(DENSE_D64_BC, MAX_SUBGROUPS, d) <= limit;
@@ -82,20 +102,26 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   const FLUSH = tuning?.matrixFlush ?? (PARTS === 2 ? TWO_PART_FLUSH : 0);
   if (![16, 32, 64].includes(BC)) return `tuning.matrixKeysPerTile is ${BC}; give 16, 32 or 64`;
   if (tuning?.matrixSubgroups !== undefined && ![1, 2, 4, 8].includes(tuning.matrixSubgroups)) return `tuning.matrixSubgroups is ${tuning.matrixSubgroups}; give 1, 2, 4 or 8`;
-  const bytes = (NSG: number, OW: number): number => bytesAt(BC, NSG, OW);
-  const subgroups = (OW: number): number => {
-    let NSG = tuning?.matrixSubgroups ?? MAX_SUBGROUPS;
-    while (NSG > 1 && bytes(NSG, OW) > limit) NSG /= 2;
-    return NSG;
+  if (tuning?.matrixKvTiles !== undefined && ![1, 2].includes(tuning.matrixKvTiles)) return `tuning.matrixKvTiles is ${tuning.matrixKvTiles}; give 1 or 2`;
+  if (tuning?.matrixColumnsPerRound !== undefined && (d % tuning.matrixColumnsPerRound !== 0 || tuning.matrixColumnsPerRound % 16 !== 0)) {
+    return `tuning.matrixColumnsPerRound is ${tuning.matrixColumnsPerRound}; give a multiple of 16 that divides d`;
+  }
+  const layout = (KV_TILES: number): MatrixLayout => {
+    const subgroups = (OW: number): number => {
+      let NSG = tuning?.matrixSubgroups ?? MAX_SUBGROUPS;
+      while (NSG > 1 && bytesAt(BC, NSG, OW, KV_TILES) > limit) NSG /= 2;
+      return NSG;
+    };
+    // S tiles BC columns wide (O through them in d / OW rounds) with one part: at d = 64 that is 23.0 KiB of workgroup
+    // memory, and BERT's f16 batch ran 0.627 → 0.549 ms on the H100 with it. With two parts, tiles d columns wide (O in
+    // one round) unless narrow ones fit more subgroups (3.0× faster at Llama's d = 128 with f32 tensors; docs/sdpa.md).
+    const narrow = d % BC === 0 ? Math.min(BC, d) : 16;
+    const OW = tuning?.matrixColumnsPerRound ?? (PARTS === 1 || subgroups(narrow) > subgroups(d) ? narrow : d);
+    const NSG = subgroups(OW);
+    return { KV_TILES, NSG, OW, bytes: bytesAt(BC, NSG, OW, KV_TILES) };
   };
-  // S tiles BC columns wide (O through them in d / OW rounds) with one part: at d = 64 that is 23.0 KiB of workgroup
-  // memory, and BERT's f16 batch ran 0.627 → 0.549 ms on the H100 with it. With two parts, tiles d columns wide (O in
-  // one round) unless narrow ones fit more subgroups (3.0× faster at Llama's d = 128 with f32 tensors; docs/sdpa.md).
-  const narrow = d % BC === 0 ? Math.min(BC, d) : 16;
-  const OW = tuning?.matrixColumnsPerRound ?? (PARTS === 1 || subgroups(narrow) > subgroups(d) ? narrow : d);
-  if (d % OW !== 0 || OW % 16 !== 0) return `tuning.matrixColumnsPerRound is ${OW}; give a multiple of 16 that divides d`;
-  const NSG = subgroups(OW);
-  if (bytes(NSG, OW) > limit) return `d = ${d} needs ${bytes(NSG, OW)} bytes of workgroup memory, over this GPU's ${limit}`;
+  const { KV_TILES, NSG, OW, bytes } = tuning?.matrixKvTiles !== undefined ? layout(tuning.matrixKvTiles) : chooseKvTiles(layout(2), layout(1), limit);
+  if (bytes > limit) return `d = ${d} needs ${bytes} bytes of workgroup memory, over this GPU's ${limit}`;
   const BR = 16 * NSG;
   const blocks = problem.blockMask;
   const blockTiles = blocks !== undefined && blocks.rows % BR === 0 && blocks.keys % BC === 0;
@@ -104,11 +130,11 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
     kernel: forTensorType(d > 128 ? WIDE_HEAD_KERNEL : ATTENTION_MATRIX_KERNEL, dtype),
     dtype,
     // TERMS only where softcap, ALiBi or sinks are given, so that the plain kernel's constants stay as they were.
-    constants: { D: d, NSG, PARTS, OW, BC, FLUSH, CW: COMBINE_WORKGROUP, ...(terms ? { TERMS: 1 } : {}) },
+    constants: { D: d, NSG, PARTS, OW, BC, FLUSH, CW: COMBINE_WORKGROUP, ...(KV_TILES === 1 ? { KV_TILES } : {}), ...(terms ? { TERMS: 1 } : {}) },
     switches: { mask: problem.mask ? 1 : 0, blocks: blocks ? 1 : 0, blockTiles: blockTiles ? 1 : 0, writeLse: lse ? 1 : 0, cached: problem.cacheLengths ? 1 : 0, ...scoreTermSwitches(problem) },
     BR,
     BC,
-    workgroupBytes: bytes(NSG, OW),
-    summary: `${NSG} subgroups, ${BC}-key tiles, ${PARTS === 1 ? 'f16 products' : 'high and low f16 parts'}${OW < d ? `, O flushed ${OW} columns at a time` : ''}`,
+    workgroupBytes: bytes,
+    summary: `${NSG} subgroups, ${BC}-key tiles${KV_TILES === 1 ? ' (V in K\'s place)' : ''}, ${PARTS === 1 ? 'f16 products' : 'high and low f16 parts'}${OW < d ? `, O flushed ${OW} columns at a time` : ''}`,
   };
 }

@@ -31,6 +31,9 @@
 // - with one part (FLUSH = 0), O stays in the matrix units for the whole key loop and is rescaled in place (through
 //   the subgroup's S rows) only when some row's m_i moves; with two, it is added to f32 registers every FLUSH tiles,
 //   so that the fp32-grade sum leaves the matrix units' accumulation as rung 24's did.
+// Changed since, for occupancy (docs/sdpa.md): Q_i is staged QR rows at a time in the room of the key tiles, and with
+// KV_TILES = 1 V_j is staged in K_j's place once every subgroup has S_j, and K_(j+1) in V_j's once every subgroup has
+// added P̃ V_j: a third less memory at d = 128 (two workgroups on an H100 compute unit, not one), one more barrier.
 // Why it is fast: the products run on the matrix units (16·16·16 multiply-adds per instruction) and the f16 tensors
 // are read once, at half the bytes of f32.
 
@@ -54,6 +57,8 @@ override FLUSH: u32 = 0u; // 0: O stays in the matrix units, rescaled in place w
                           // tiles accumulated there between additions to O in f32 registers (and at every move)
 override CW: u32;         // invocations per workgroup of `combine`
 override BC: u32 = 32u;   // keys per tile: 16, 32 or 64
+override KV_TILES: u32 = 2u;  // 2: K_j and V_j staged side by side; 1: V_j in K_j's place (less memory, one more
+                              // barrier per tile: the host takes it where that fits more workgroups on a compute unit)
 override TERMS: u32 = 0u; // 1: softcap, ALiBi or sinks (the uniform's switches say which); 0 compiles them out, since
                           // their code, even switched off, slows the plain loop (docs/sdpa.md has the measurement)
 
@@ -77,7 +82,9 @@ override BR: u32 = 16u * NSG;        // query rows per workgroup
 override WG: u32 = 32u * NSG;        // invocations per workgroup
 override KS: u32 = D + 8u;           // row stride of the staged tiles (f16)
 override KT: u32 = BC * KS;          // one part of one K or V tile
-override QL: u32 = BR * KS;          // where Q_i's low parts are staged in KV (PARTS = 2)
+override QR: u32 = min(BR, KV_TILES * BC);  // rows of Q_i staged at once, in the room of the K and V tiles
+override QL: u32 = QR * KS;          // where Q_i's low parts are staged in KV (PARTS = 2)
+override VT: u32 = (KV_TILES - 1u) * PARTS * KT;  // where V_j's parts start in KV
 override NC: u32 = BC / 16u;         // key fragments per tile
 override TV: u32 = BC * D4V;         // vec4s of one K or V tile
 override HOLD: u32 = min(HOLD_MAX, (TV + WG - 1u) / WG);  // of those, held in registers per invocation (the rest
@@ -92,8 +99,8 @@ override PS: u32 = BC + 8u;           // row stride of the P̃ tiles (f16)
 override PL: u32 = BR * PS;          // where P̃'s low parts start in P (PARTS = 2)
 
 // Every workgroup variable is a multiple of 16 bytes: the matrix loads and stores need their arrays 16-byte aligned.
-var<workgroup> KV: array<f16, max(2u * PARTS * KT, PARTS * QL)>;  // K_j's parts, then V_j's, BC rows of KS each
-                                                                  // (first Q_i's parts)
+var<workgroup> KV: array<f16, KV_TILES * PARTS * KT>;  // K_j's parts, then (from VT) V_j's, BC rows of KS each
+                                                      // (first Q_i's parts, QR rows at a time)
 var<workgroup> Sf: array<f32, BR * SO>;          // per subgroup: its S tile, or O when it passes through (16 rows)
 var<workgroup> P: array<f16, PARTS * PL>;        // per subgroup: P̃ (with PARTS = 2 its high part, then from PL its
                                                  // low part)
@@ -162,6 +169,15 @@ fn vVector(kvBase: u32, key0: u32, e: u32, Lk: u32) -> Packed {
 // Where vector e of a K or V tile goes in KV (its first part).
 fn tileSlot(e: u32) -> u32 { return (e / D4V) * KS + 4u * (e % D4V); }
 
+// K_(j+1) into KV: the vectors `held` has (read while the softmax ran), then the rest, read now.
+fn putNextK(t: u32, kvBase: u32, key0: u32, Lk: u32, held: ptr<function, array<Packed, HOLD_MAX>>) {
+  for (var u = 0u; u < HOLD; u++) {
+    let e = t + WG * u;
+    if (e < TV) { put4(tileSlot(e), unpack((*held)[u]), KT); }
+  }
+  for (var e = t + WG * HOLD; e < TV; e += WG) { put4(tileSlot(e), unpack(kVector(kvBase, key0, e, Lk)), KT); }
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) t: u32,
         @builtin(subgroup_id) sg: u32, @builtin(subgroup_invocation_id) lane: u32) {
@@ -189,18 +205,27 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   // size to its error); with two, the parts of Q·scale·log2(e) carry 22 bits and S needs no further rounding.
   let qScale = select(1.0, params.scaleLog2, PARTS == 2u);
   let sScale = select(params.scaleLog2, 1.0, PARTS == 2u);
-  for (var e = t; e < BR * D4V; e += WG) {
-    let row = e / D4V;
-    var x = vec4<f32>(0.0);
-    if (i * BR + row < Lq) { x = unpack(q[qBase + (i * BR + row) * params.qRow + e % D4V]) * qScale; }
-    put4(row * KS + 4u * (e % D4V), x, QL);
-  }
-  workgroupBarrier();
   var qh: array<L, DK_MAX>;
   var ql: array<L, DK_MAX>;
-  for (var kk = 0u; kk < DK; kk++) {
-    qh[kk] = subgroupMatrixLoad<L, row_major>(&KV, 16u * sg * KS + 16u * kk, KS);
-    if (PARTS == 2u) { ql[kk] = subgroupMatrixLoad<L, row_major>(&KV, QL + 16u * sg * KS + 16u * kk, KS); }
+  for (var q0 = 0u; q0 < BR; q0 += QR) {
+    if (q0 > 0u) { workgroupBarrier(); }   // every subgroup has its fragments of the last round
+    for (var e = t; e < QR * D4V; e += WG) {
+      let row = q0 + e / D4V;
+      var x = vec4<f32>(0.0);
+      if (i * BR + row < Lq) { x = unpack(q[qBase + (i * BR + row) * params.qRow + e % D4V]) * qScale; }
+      put4((e / D4V) * KS + 4u * (e % D4V), x, QL);
+    }
+    workgroupBarrier();
+    let mine = 16u * sg - q0 < QR;   // this round holds the subgroup's rows (u32: false below q0)
+    let at = ((16u * sg) % QR) * KS;
+    for (var kk = 0u; kk < DK; kk++) {
+      let fh = subgroupMatrixLoad<L, row_major>(&KV, at + 16u * kk, KS);
+      if (mine) { qh[kk] = fh; }
+      if (PARTS == 2u) {
+        let fl = subgroupMatrixLoad<L, row_major>(&KV, QL + at + 16u * kk, KS);
+        if (mine) { ql[kk] = fl; }
+      }
+    }
   }
 
   // The tiles any row of this workgroup sees, as in attention-fp32: from the first key of its first row's band to
@@ -278,14 +303,15 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       }
     }
     for (var c = 0u; c < NC; c++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * c, s[c], SO); }
+    if (KV_TILES == 1u) { workgroupBarrier(); }  // every subgroup is done with K_j: V_j takes its place
 
     // V_j into KV (every subgroup is done with V_(j−1): the barrier at the top), the vectors past the registers read now.
     for (var u = 0u; u < HOLD; u++) {
       let e = t + WG * u;
-      if (e < TV) { put4(PARTS * KT + tileSlot(e), unpack(held[u]), KT); }
+      if (e < TV) { put4(VT + tileSlot(e), unpack(held[u]), KT); }
     }
-    for (var e = t + WG * HOLD; e < TV; e += WG) { put4(PARTS * KT + tileSlot(e), unpack(vVector(kvBase, key0, e, Lk)), KT); }
-    workgroupBarrier();  // S is in Sf and V_j in KV; every subgroup is done with K_j
+    for (var e = t + WG * HOLD; e < TV; e += WG) { put4(VT + tileSlot(e), unpack(vVector(kvBase, key0, e, Lk)), KT); }
+    if (KV_TILES == 2u) { workgroupBarrier(); }  // S is in Sf and V_j in KV; every subgroup is done with K_j
 
     // K_(j+1) read into the registers while the softmax runs, written to KV after it.
     let more = step + 1u < nEnd;
@@ -349,13 +375,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       }
     }
     l += sum;
-    if (more) {
-      for (var u = 0u; u < HOLD; u++) {
-        let e = t + WG * u;
-        if (e < TV) { put4(tileSlot(e), unpack(held[u]), KT); }
-      }
-      for (var e = t + WG * HOLD; e < TV; e += WG) { put4(tileSlot(e), unpack(kVector(kvBase, nextKey0, e, Lk)), KT); }
-    }
+    if (KV_TILES == 2u && more) { putNextK(t, kvBase, nextKey0, Lk, &held); }
 
     // The P̃ tiles are in workgroup memory and every S tile is read (the barrier in the uniform load). Where some
     // row's m_i moved, O is rescaled by α: with FLUSH = 0 in place, through the subgroup's Sf rows; with FLUSH > 0 by
@@ -394,14 +414,18 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       var pl = ph;
       if (PARTS == 2u) { pl = subgroupMatrixLoad<L, row_major>(&P, PL + 16u * sg * PS + 16u * c, PS); }
       for (var n = 0u; n < DK; n++) {
-        let vh = subgroupMatrixLoad<R, row_major>(&KV, PARTS * KT + 16u * c * KS + 16u * n, KS);
+        let vh = subgroupMatrixLoad<R, row_major>(&KV, VT + 16u * c * KS + 16u * n, KS);
         if (PARTS == 2u) {
-          let vl = subgroupMatrixLoad<R, row_major>(&KV, 3u * KT + 16u * c * KS + 16u * n, KS);
+          let vl = subgroupMatrixLoad<R, row_major>(&KV, VT + KT + 16u * c * KS + 16u * n, KS);
           o[n] = subgroupMatrixMultiplyAccumulate(pl, vh, o[n]);
           o[n] = subgroupMatrixMultiplyAccumulate(ph, vl, o[n]);
         }
         o[n] = subgroupMatrixMultiplyAccumulate(ph, vh, o[n]);
       }
+    }
+    if (KV_TILES == 1u && more) {
+      workgroupBarrier();  // every subgroup is done with V_j: K_(j+1) takes its place
+      putNextK(t, kvBase, nextKey0, Lk, &held);
     }
   }
 

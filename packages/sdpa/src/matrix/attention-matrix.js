@@ -1,0 +1,138 @@
+/**
+ * The matrix-unit attention kernel (attention-matrix.wgsl, resident-o's loop with attention-fp32's heads, groups, bands
+ * and masks): its plan for a problem on an adapter. It runs on tiled-host.ts, as attention-fp32 does.
+ */
+import { kernelWorkgroupBytes, matrixUnavailable } from '@fa/core';
+import { COMBINE_WORKGROUP, forTensorType, hasScoreTerms, scoreTermSwitches } from '../kernel-support.js';
+import { tiledKernel } from '../tiled-host.js';
+import code from './attention-matrix.wgsl';
+export const ATTENTION_MATRIX_KERNEL = tiledKernel('attention-matrix.wgsl', code);
+/** The kernel's register arrays as written (d up to 128), and as the wide-head variant sizes them (d up to 256). */
+const NARROW_ARRAYS = 'const DK_MAX: u32 = 8u;   // most fragments across d\nconst O4_MAX: u32 = 16u;';
+const WIDE_ARRAYS = 'const DK_MAX: u32 = 16u;  // most fragments across d\nconst O4_MAX: u32 = 32u;';
+/**
+ * The kernel above d = 128: register arrays for 16 fragments across d. The arrays are sized by constants (WGSL sizes a
+ * function's arrays by constants only), and sizing them for 256 everywhere cost the H100 4-12% at d = 64
+ * (docs/sdpa.md), so d up to 128 keeps the kernel as written. Made once, when this module loads.
+ */
+const WIDE_HEAD_KERNEL = (() => {
+    if (!ATTENTION_MATRIX_KERNEL.code.includes(NARROW_ARRAYS))
+        throw new Error('attention-matrix.wgsl lacks its register arrays\' sizes; the wide-head variant cannot be made');
+    return { label: `${ATTENTION_MATRIX_KERNEL.label} (d up to 256)`, code: ATTENTION_MATRIX_KERNEL.code.replace(NARROW_ARRAYS, WIDE_ARRAYS) };
+})();
+/** Keys per tile (BC in the kernel). */
+const MATRIX_BC = 32;
+/** Most subgroups of 16 query rows per workgroup; fewer where their workgroup memory does not fit. */
+const MAX_SUBGROUPS = 4;
+/**
+ * Tiles between flushes of O to f32 registers with two parts (fp32-grade: the sum leaves the matrix units every 8
+ * tiles, as rung 24's did); with one part O stays in the matrix units and is rescaled in place (rung 25's FLUSH = 0).
+ */
+const TWO_PART_FLUSH = 8;
+/** The largest head size with one part: D/16 fragments of Q and of O per subgroup (the kernel's DK_MAX = 16). */
+const MATRIX_MAX_HEAD_SIZE = 256;
+/** The largest with two parts (f32 tensors), whose high and low fragments of Q double the registers. */
+const TWO_PART_MAX_HEAD_SIZE = 128;
+/** Keys per tile above d = 128, where 32-key tiles of K and V would leave room for fewer subgroups. */
+const WIDE_HEAD_BC = 16;
+/**
+ * Keys per tile at d = 64 with one part where no band edge, mask or cache length crosses a tile: half the tiles, so
+ * half the loop's barriers and fixed costs per key. Measured on the H100 (2026-11-27, f16, two processes, ms): GPT-2
+ * 1×12×1024×64 unmasked 0.097 → 0.088-0.089, BERT 32×12×512×64 0.575 → 0.563-0.564; the causal GPT-2 prefill
+ * 0.087 → 0.094-0.096 (its diagonal tiles twice as wide), so a band keeps 32 (docs/sdpa.md). 45,072 bytes of
+ * workgroup memory with four subgroups: an adapter with less keeps 32 keys and four subgroups.
+ */
+const DENSE_D64_BC = 64;
+/** Whether every score of the problem is computed: no band, element or block mask, or cache lengths. */
+function dense(problem) {
+    return problem.left === Infinity && problem.right === Infinity && !problem.mask && !problem.blockMask && !problem.cacheLengths;
+}
+/**
+ * Two K/V tiles side by side, or one (V_j in K_j's place, one more barrier per tile), whichever keeps more subgroups
+ * on a compute unit, counted as if each unit had the adapter's workgroup memory limit: on the H100 it has exactly that
+ * (48 KiB: `resident-workgroups` in experiments/, docs/sdpa.md). Llama's d = 128 takes 31,760 bytes with two tiles and
+ * 23,056 with one, one workgroup per unit against two, and ran 3.12 → 2.58 ms (f16, causal); BERT's 64-key tiles stay
+ * one workgroup either way and lost 5% with the barrier, so a tie keeps two.
+ */
+function chooseKvTiles(two, one, limit) {
+    const resident = ({ NSG, bytes }) => NSG * Math.floor(limit / bytes);
+    return resident(one) > resident(two) ? one : two;
+}
+/**
+ * The kernel's plan for `problem`, or why it cannot run it. f16 tensors take one f16 part per operand (nothing is lost
+ * in the conversion); f32 tensors take two (high and low, three products each: fp32-grade, as rung 17). `tuning` sets
+ * sizes instead of the plan's own, for experiments (the bench's FA_SDPA_TUNING).
+ */
+export function matrixPlan(problem, gpu, lse, dtype, tuning) {
+    const { d } = problem.dims;
+    const unavailable = matrixUnavailable(gpu);
+    if (unavailable)
+        return unavailable;
+    if (problem.blockMask && problem.cacheLengths)
+        return 'a block mask with cache lengths (the tile lists are built for Lk keys)';
+    if (problem.mods)
+        return 'score and mask functions (scoreMod, maskMod) are attention-fp32\'s';
+    if (problem.dims.dv !== undefined)
+        return `dv = ${problem.dims.dv} ≠ d = ${d}: a V head size of its own is attention-fp32's and attention-decode's`;
+    if (d % 16 !== 0)
+        return `d = ${d} is not a multiple of 16 (the matrix fragments are 16 wide)`;
+    if (d > MATRIX_MAX_HEAD_SIZE)
+        return `d = ${d} is above the matrix kernel's ${MATRIX_MAX_HEAD_SIZE}`;
+    const PARTS = dtype === 'f16' ? 1 : 2;
+    const terms = hasScoreTerms(problem);
+    if (PARTS === 2 && terms) {
+        return 'softcap, ALiBi slopes and sinks with f32 tensors are attention-fp32\'s (the matrix kernel takes them with f16 tensors)';
+    }
+    if (PARTS === 2 && d > TWO_PART_MAX_HEAD_SIZE)
+        return `d = ${d} with f32 tensors is above the matrix kernel's ${TWO_PART_MAX_HEAD_SIZE} for two f16 parts (f16 tensors run to ${MATRIX_MAX_HEAD_SIZE})`;
+    const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
+    const bytesAt = (BC, NSG, OW, KV_TILES = 2) => kernelWorkgroupBytes(ATTENTION_MATRIX_KERNEL.code, { D: d, NSG, PARTS, OW, BC, KV_TILES });
+    // 64-key tiles only where the plan's subgroups still fit beside them (BERT with 2 subgroups and 64-key tiles ran
+    // 2.7× slower than the plan on the H100: docs/sdpa.md).
+    const denseTiles = d === 64 && PARTS === 1 && dense(problem) && bytesAt(DENSE_D64_BC, MAX_SUBGROUPS, d) <= limit;
+    const BC = tuning?.matrixKeysPerTile ?? (d > 128 ? WIDE_HEAD_BC : denseTiles ? DENSE_D64_BC : MATRIX_BC);
+    const FLUSH = tuning?.matrixFlush ?? (PARTS === 2 ? TWO_PART_FLUSH : 0);
+    if (![16, 32, 64].includes(BC))
+        return `tuning.matrixKeysPerTile is ${BC}; give 16, 32 or 64`;
+    if (tuning?.matrixSubgroups !== undefined && ![1, 2, 4, 8].includes(tuning.matrixSubgroups))
+        return `tuning.matrixSubgroups is ${tuning.matrixSubgroups}; give 1, 2, 4 or 8`;
+    if (tuning?.matrixKvTiles !== undefined && ![1, 2].includes(tuning.matrixKvTiles))
+        return `tuning.matrixKvTiles is ${tuning.matrixKvTiles}; give 1 or 2`;
+    if (tuning?.matrixColumnsPerRound !== undefined && (d % tuning.matrixColumnsPerRound !== 0 || tuning.matrixColumnsPerRound % 16 !== 0)) {
+        return `tuning.matrixColumnsPerRound is ${tuning.matrixColumnsPerRound}; give a multiple of 16 that divides d`;
+    }
+    const layout = (KV_TILES) => {
+        const subgroups = (OW) => {
+            let NSG = tuning?.matrixSubgroups ?? MAX_SUBGROUPS;
+            while (NSG > 1 && bytesAt(BC, NSG, OW, KV_TILES) > limit)
+                NSG /= 2;
+            return NSG;
+        };
+        // S tiles BC columns wide (O through them in d / OW rounds) with one part: at d = 64 that is 23.0 KiB of workgroup
+        // memory, and BERT's f16 batch ran 0.627 → 0.549 ms on the H100 with it. With two parts, tiles d columns wide (O in
+        // one round) unless narrow ones fit more subgroups (3.0× faster at Llama's d = 128 with f32 tensors; docs/sdpa.md).
+        const narrow = d % BC === 0 ? Math.min(BC, d) : 16;
+        const OW = tuning?.matrixColumnsPerRound ?? (PARTS === 1 || subgroups(narrow) > subgroups(d) ? narrow : d);
+        const NSG = subgroups(OW);
+        return { KV_TILES, NSG, OW, bytes: bytesAt(BC, NSG, OW, KV_TILES) };
+    };
+    const { KV_TILES, NSG, OW, bytes } = tuning?.matrixKvTiles !== undefined ? layout(tuning.matrixKvTiles) : chooseKvTiles(layout(2), layout(1), limit);
+    if (bytes > limit)
+        return `d = ${d} needs ${bytes} bytes of workgroup memory, over this GPU's ${limit}`;
+    const BR = 16 * NSG;
+    const blocks = problem.blockMask;
+    const blockTiles = blocks !== undefined && blocks.rows % BR === 0 && blocks.keys % BC === 0;
+    return {
+        id: 'attention-matrix',
+        kernel: forTensorType(d > 128 ? WIDE_HEAD_KERNEL : ATTENTION_MATRIX_KERNEL, dtype),
+        dtype,
+        // TERMS only where softcap, ALiBi or sinks are given, so that the plain kernel's constants stay as they were.
+        constants: { D: d, NSG, PARTS, OW, BC, FLUSH, CW: COMBINE_WORKGROUP, ...(KV_TILES === 1 ? { KV_TILES } : {}), ...(terms ? { TERMS: 1 } : {}) },
+        switches: { mask: problem.mask ? 1 : 0, blocks: blocks ? 1 : 0, blockTiles: blockTiles ? 1 : 0, writeLse: lse ? 1 : 0, cached: problem.cacheLengths ? 1 : 0, ...scoreTermSwitches(problem) },
+        BR,
+        BC,
+        workgroupBytes: bytes,
+        summary: `${NSG} subgroups, ${BC}-key tiles${KV_TILES === 1 ? ' (V in K\'s place)' : ''}, ${PARTS === 1 ? 'f16 products' : 'high and low f16 parts'}${OW < d ? `, O flushed ${OW} columns at a time` : ''}`,
+    };
+}
+//# sourceMappingURL=attention-matrix.js.map

@@ -1,0 +1,69 @@
+/**
+ * The kernel a problem gets by default on an adapter with f16 subgroup matrices (described without a GPU, as the
+ * kernel snapshots' is): attention-matrix for f16 tensors where it takes the problem, attention-fp32 for f32 tensors
+ * and for what attention-matrix declines, the decode kernel for a few query rows.
+ */
+import { describe, expect, it } from 'vitest';
+import { planAttention } from '../src/prepare.js';
+import { H100_LIKE } from './h100-like.js';
+/** The same adapter without subgroup matrices. */
+const NO_MATRICES = { ...H100_LIKE, device: { features: new Set(['subgroups', 'shader-f16', 'timestamp-query']) } };
+const LLAMA = { B: 1, Hq: 32, Hkv: 8, Lq: 4096, Lk: 4096, d: 128 };
+function kernelFor(gpu, dims, options) {
+    const plan = planAttention(gpu, dims, options);
+    if (typeof plan === 'string')
+        throw new Error(plan);
+    return plan.kernel;
+}
+describe('the default kernel', () => {
+    it('is attention-matrix for f16 tensors on an adapter with subgroup matrices', () => {
+        expect(kernelFor(H100_LIKE, LLAMA, { dtype: 'f16', causal: true })).toBe('attention-matrix');
+    });
+    it('is attention-fp32 for f32 tensors, and for f16 tensors without subgroup matrices', () => {
+        expect(kernelFor(H100_LIKE, LLAMA, { causal: true })).toBe('attention-fp32');
+        expect(kernelFor(NO_MATRICES, LLAMA, { dtype: 'f16', causal: true })).toBe('attention-fp32');
+    });
+    it('is attention-matrix for f16 tensors with a softcap, and attention-fp32 where attention-matrix declines (d not a multiple of 16)', () => {
+        expect(kernelFor(H100_LIKE, LLAMA, { dtype: 'f16', causal: true, softcap: 30 })).toBe('attention-matrix');
+        expect(kernelFor(H100_LIKE, { ...LLAMA, d: 72 }, { dtype: 'f16' })).toBe('attention-fp32');
+    });
+    it('takes 64-key tiles on attention-matrix at d = 64 where every score is computed, 32 under a band or mask', () => {
+        const keys = (dims, options) => {
+            const plan = planAttention(H100_LIKE, dims, options);
+            if (typeof plan === 'string')
+                throw new Error(plan);
+            return plan.kernelPlan.constants.BC;
+        };
+        const BERT = { B: 32, Hq: 12, Hkv: 12, Lq: 512, Lk: 512, d: 64 };
+        expect(keys(BERT, { dtype: 'f16' })).toBe(64);
+        expect(keys(BERT, { dtype: 'f16', causal: true })).toBe(32);
+        expect(keys(BERT, { dtype: 'f16', window: [16, 16] })).toBe(32);
+        expect(keys(BERT, { dtype: 'f16', mask: { kind: 'bool', data: new Uint8Array(512).fill(1), shape: [512] } })).toBe(32);
+        expect(keys({ ...BERT, d: 128 }, { dtype: 'f16' })).toBe(32);
+    });
+    it('keeps 32-key tiles and four subgroups at d = 64 where 64-key tiles would not leave room for four (32 KiB)', () => {
+        const small = { ...H100_LIKE, report: { ...H100_LIKE.report, limits: { ...H100_LIKE.report.limits, maxComputeWorkgroupStorageSize: 32768 } } };
+        const plan = planAttention(small, { B: 32, Hq: 12, Hkv: 12, Lq: 512, Lk: 512, d: 64 }, { dtype: 'f16' });
+        if (typeof plan === 'string')
+            throw new Error(plan);
+        expect(plan.kernelPlan.constants).toMatchObject({ BC: 32, NSG: 4 });
+    });
+    it('stages V in K\'s place where that fits more subgroups on a compute unit (d = 128), and K and V side by side where it does not', () => {
+        const constants = (dims, options) => {
+            const plan = planAttention(H100_LIKE, dims, options);
+            if (typeof plan === 'string')
+                throw new Error(plan);
+            return plan.kernelPlan.constants;
+        };
+        // d = 128: 23,056 bytes with one tile (two workgroups in 48 KiB) against 31,760 with two (one).
+        expect(constants(LLAMA, { dtype: 'f16', causal: true })).toMatchObject({ KV_TILES: 1, NSG: 4, BC: 32 });
+        // BERT's 64-key tiles: one workgroup either way, so the barrier one tile adds is not paid.
+        expect(constants({ B: 32, Hq: 12, Hkv: 12, Lq: 512, Lk: 512, d: 64 }, { dtype: 'f16' })).not.toHaveProperty('KV_TILES');
+        // f32 tensors at d = 128 (two parts): four subgroups with one tile, two with two.
+        expect(constants({ ...LLAMA, Lq: 1024, Lk: 1024 }, { kernel: 'attention-matrix', causal: true })).toMatchObject({ KV_TILES: 1, NSG: 4 });
+    });
+    it('is the decode kernel for one query row of f16 tensors', () => {
+        expect(kernelFor(H100_LIKE, { ...LLAMA, Lq: 1, Lk: 32768 }, { dtype: 'f16' })).toBe('attention-decode');
+    });
+});
+//# sourceMappingURL=default-kernel.test.js.map

@@ -1,0 +1,62 @@
+/**
+ * The WGSL each product kernel variant hands to the compiler, with the override constants its plan sets, as files under
+ * test/__snapshots__/kernels/: a review diff shows the shader that compiles, and a change to a resolved kernel fails
+ * here until the snapshot is updated (`npx vitest run packages/sdpa/test/kernel-snapshots.test.ts -u`).
+ *
+ * The plans are made for an H100-like adapter (48 KiB of workgroup memory, subgroups of 32, f16 subgroup matrices),
+ * described without a GPU, so the snapshots are the same on every machine.
+ */
+import { describe, expect, it } from 'vitest';
+import { sdpaProblem } from '@fa/core';
+import { APPEND_CACHE_KERNEL } from '../src/cache/append-cache.js';
+import { ATTENTION_DECODE_KERNEL, decodePlan } from '../src/decode/attention-decode.js';
+import { fp32Plan } from '../src/fp32/attention-fp32.js';
+import { forTensorType } from '../src/kernel-support.js';
+import { matrixPlan } from '../src/matrix/attention-matrix.js';
+import { H100_LIKE } from './h100-like.js';
+const PREFILL = { B: 1, Hq: 8, Hkv: 2, Lq: 1024, Lk: 1024, d: 64 };
+const DECODE = { B: 1, Hq: 32, Hkv: 8, Lq: 1, Lk: 32768, d: 128 };
+const CAUSAL = { causal: true };
+/** The text a variant compiles: its override constants for each plan (one per head size), then its module. */
+function resolved(plans, code) {
+    const lines = plans.flatMap(({ summary, constants }) => [`// ${summary}; override constants:`, ...Object.entries(constants).map(([name, value]) => `//   ${name} = ${value}`)]);
+    return [...lines, '', code].join('\n');
+}
+const planned = (plan) => {
+    if (typeof plan === 'string')
+        throw new Error(`the plan declined: ${plan}`);
+    return plan;
+};
+const snapshot = (name) => `__snapshots__/kernels/${name}.wgsl`;
+describe('resolved product kernels (the WGSL that compiles)', () => {
+    for (const dtype of ['f32', 'f16']) {
+        // One module per tensor type; the head size changes only the override constants.
+        it(`attention-fp32, ${dtype} tensors, d = 64 and 128`, async () => {
+            const plans = [64, 128].map((d) => planned(fp32Plan(sdpaProblem({ ...PREFILL, d }, CAUSAL), H100_LIKE, true, dtype)));
+            await expect(resolved(plans, plans[0].kernel.code)).toMatchFileSnapshot(snapshot(`attention-fp32-${dtype}`));
+        });
+        // f32 tensors take high and low f16 parts (PARTS = 2), f16 tensors one part; with one part, d = 64 without a band
+        // or mask takes 64-key tiles.
+        it(`attention-matrix, ${dtype} tensors (${dtype === 'f32' ? 'two parts' : 'one part'}), d = 64 and 128`, async () => {
+            const plans = [64, 128].map((d) => planned(matrixPlan(sdpaProblem({ ...PREFILL, d }, CAUSAL), H100_LIKE, true, dtype)));
+            if (dtype === 'f16')
+                plans.push(planned(matrixPlan(sdpaProblem(PREFILL), H100_LIKE, true, dtype)));
+            await expect(resolved(plans, plans[0].kernel.code)).toMatchFileSnapshot(snapshot(`attention-matrix-${dtype}`));
+        });
+        if (dtype === 'f16') {
+            // Above d = 128 (f16 tensors only) the register arrays hold 16 fragments across d: a module of its own.
+            it('attention-matrix, f16 tensors, d = 256 (the wide-head variant)', async () => {
+                const plan = planned(matrixPlan(sdpaProblem({ ...PREFILL, d: 256 }, CAUSAL), H100_LIKE, true, dtype));
+                await expect(resolved([plan], plan.kernel.code)).toMatchFileSnapshot(snapshot('attention-matrix-f16-d256'));
+            });
+        }
+        it(`attention-decode, ${dtype} tensors`, async () => {
+            const plan = planned(decodePlan(sdpaProblem(DECODE), H100_LIKE, false, dtype));
+            await expect(resolved([plan], forTensorType(ATTENTION_DECODE_KERNEL, dtype).code)).toMatchFileSnapshot(snapshot(`attention-decode-${dtype}`));
+        });
+    }
+    it('append-cache', async () => {
+        await expect(resolved([{ summary: 'the cache append (WG set by its host)', constants: {} }], APPEND_CACHE_KERNEL.code)).toMatchFileSnapshot(snapshot('append-cache'));
+    });
+});
+//# sourceMappingURL=kernel-snapshots.test.js.map
