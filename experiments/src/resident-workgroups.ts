@@ -7,7 +7,8 @@
  * workgroup memory, and on the H100 the attention kernels' speed follows how many of their workgroups fit (counted in
  * copies of the kernels: docs/sdpa.md, docs/decode.md). This measures the rule for workgroup memory alone: a kernel of
  * a few registers that declares `bytes` of it. The grid is larger than any GPU holds at once, so the count is what
- * fits, not what was launched.
+ * fits, not what was launched. On the H100 every count was ⌊49,152 ÷ bytes⌋ per compute unit (at most 2048
+ * invocations): 48 KiB of workgroup memory per unit (docs/sdpa.md).
  */
 import { atMost, positiveIntegers, UsageError } from './args.js';
 import type { Experiment } from './experiment.js';
