@@ -137,7 +137,9 @@ describe('the tile study', () => {
 
   it('counts the workgroups a compute unit holds by memory, invocations and its own limit', () => {
     const sm = COMPUTE_UNITS.hopper;
-    expect(occupancy({ workgroupBytes: 37376, invocations: 128 }, sm)).toEqual({ perUnit: 6, limitedBy: 'memory' });
+    // 48 KiB per SM as Dawn runs it: one workgroup of 37,376 bytes, two of 23,520 (the resident-workgroups counts).
+    expect(occupancy({ workgroupBytes: 37376, invocations: 128 }, sm)).toEqual({ perUnit: 1, limitedBy: 'memory' });
+    expect(occupancy({ workgroupBytes: 23520, invocations: 128 }, sm)).toEqual({ perUnit: 2, limitedBy: 'memory' });
     expect(occupancy({ workgroupBytes: 4096, invocations: 256 }, sm)).toEqual({ perUnit: 8, limitedBy: 'invocations' });
     expect(occupancy({ workgroupBytes: 1024, invocations: 32 }, sm)).toEqual({ perUnit: 32, limitedBy: 'workgroups' });
     expect(computeUnitFor({ vendor: 'nvidia', architecture: '', device: 'NVIDIA H100 80GB HBM3' })).toBe(sm);

@@ -27,6 +27,19 @@ describe('kernelWorkgroupBytes', () => {
     expect(bytes(64, 32, 4)).toBe(16 * 32 * 4 * 4 + pad(4 * 16 * 33) + pad(2 * 68) + 16 + 16);
   });
 
+  it('reads module-scope aliases in the types (a kernel\'s f16 variant changes the alias: its tiles are half the size)', () => {
+    const kernel = (packed: string) => `
+alias Packed = ${packed};
+alias Tile = array<Packed, BK>;
+override BK: u32;
+override N: u32 = 2u;
+var<workgroup> Kt: array<Packed, BK * 3u>;
+var<workgroup> tiles: array<Tile, N>;
+`;
+    expect(kernelWorkgroupBytes(kernel('vec4<f32>'), { BK: 8 })).toBe(16 * 24 + 16 * 8 * 2);
+    expect(kernelWorkgroupBytes(kernel('vec2<u32>'), { BK: 8 })).toBe(8 * 24 + 8 * 8 * 2);
+  });
+
   it('names an override without a value', () => {
     expect(() => kernelWorkgroupBytes(KERNEL, { D: 64 })).toThrow(/override BC has no value/);
   });

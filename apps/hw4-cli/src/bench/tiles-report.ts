@@ -23,13 +23,15 @@ export interface ComputeUnitModel {
 }
 
 /**
- * The models: a Hopper SM (NVIDIA's Hopper tuning guide: 228 KiB of shared memory with 1 KiB reserved per block,
- * 2048 threads, 32 blocks), 132 of them in an H100 SXM or an H200, 114 in an H100 PCIe; for any other adapter a
- * stated guess.
+ * The models: a Hopper SM as Dawn's Vulkan backend runs it, 132 of them in an H100 SXM or an H200, 114 in an H100 PCIe;
+ * for any other adapter a stated guess. The SM has 228 KiB of shared memory (NVIDIA's Hopper tuning guide), but the
+ * kernels Dawn compiles get 48 KiB of it per SM: the `resident-workgroups` experiment counted ⌊49,152 ÷ bytes⌋
+ * workgroups at once per SM for every size from 1 to 48 KiB, with nothing reserved per workgroup (H100, 2026-11-27,
+ * docs/sdpa.md). 2048 invocations and 32 workgroups per SM are the hardware's.
  */
 export const COMPUTE_UNITS = {
-  hopper: { name: 'a Hopper SM (228 KiB shared memory, 1 KiB reserved per workgroup, 2048 invocations, 32 workgroups; 132 SMs, as in an H100 SXM)', sharedBytes: 228 * 1024, reservedBytesPerWorkgroup: 1024, invocations: 2048, workgroups: 32, units: 132 },
-  hopperPcie: { name: 'a Hopper SM (228 KiB shared memory, 1 KiB reserved per workgroup, 2048 invocations, 32 workgroups; 114 SMs, as in an H100 PCIe)', sharedBytes: 228 * 1024, reservedBytesPerWorkgroup: 1024, invocations: 2048, workgroups: 32, units: 114 },
+  hopper: { name: 'a Hopper SM as Dawn runs it (48 KiB of workgroup memory, as measured, 2048 invocations, 32 workgroups; 132 SMs, as in an H100 SXM)', sharedBytes: 48 * 1024, reservedBytesPerWorkgroup: 0, invocations: 2048, workgroups: 32, units: 132 },
+  hopperPcie: { name: 'a Hopper SM as Dawn runs it (48 KiB of workgroup memory, as measured on the SXM, 2048 invocations, 32 workgroups; 114 SMs, as in an H100 PCIe)', sharedBytes: 48 * 1024, reservedBytesPerWorkgroup: 0, invocations: 2048, workgroups: 32, units: 114 },
   unknown: { name: 'an assumed compute unit (64 KiB shared memory, 1024 invocations, 16 workgroups; 1 unit): WebGPU does not report these for this adapter', sharedBytes: 64 * 1024, reservedBytesPerWorkgroup: 0, invocations: 1024, workgroups: 16, units: 1 },
 } satisfies Record<string, ComputeUnitModel>;
 

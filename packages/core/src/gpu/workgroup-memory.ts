@@ -13,8 +13,19 @@ function stripComments(code: string): string {
 interface Declarations {
   /** The expression of each module-scope `override` (with a default) and `const`, by name. */
   expressions: Map<string, string>;
-  /** The type of each `var<workgroup>`. */
+  /** The type of each `var<workgroup>`, with module-scope `alias` names replaced by what they stand for. */
   workgroupTypes: string[];
+}
+
+/** `type` with each name of `aliases` replaced by its type, as often as aliases of aliases need. */
+function withoutAliases(type: string, aliases: ReadonlyMap<string, string>): string {
+  let result = type;
+  for (let round = 0; round <= aliases.size; round++) {
+    const next = result.replace(/\b\w+\b/g, (name) => aliases.get(name) ?? name);
+    if (next === result) return result;
+    result = next;
+  }
+  throw new Error(`workgroup variable of type ${type}: its aliases refer to each other`);
 }
 
 const parsed = new Map<string, Declarations>();
@@ -29,7 +40,9 @@ function declarationsOf(code: string): Declarations {
   for (const [, name, expression] of text.matchAll(/\b(?:override|const)\s+(\w+)\s*(?::[^=;]*)?=\s*([^;]+);/g)) {
     expressions.set(name as string, (expression as string).trim());
   }
-  const workgroupTypes = [...text.matchAll(/\bvar\s*<\s*workgroup\s*>\s*\w+\s*:\s*([^;]+);/g)].map((match) => (match[1] as string).trim());
+  const aliases = new Map<string, string>();
+  for (const [, name, type] of text.matchAll(/\balias\s+(\w+)\s*=\s*([^;]+);/g)) aliases.set(name as string, (type as string).trim());
+  const workgroupTypes = [...text.matchAll(/\bvar\s*<\s*workgroup\s*>\s*\w+\s*:\s*([^;]+);/g)].map((match) => withoutAliases((match[1] as string).trim(), aliases));
   found = { expressions, workgroupTypes };
   parsed.set(code, found);
   return found;
