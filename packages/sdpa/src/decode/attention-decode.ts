@@ -44,13 +44,13 @@ export const DECODE_MAX_ROWS = 32;
 /** Workgroups to aim for (several per compute unit on a large GPU). */
 const TARGET_WORKGROUPS = 512;
 /**
- * Keys per tile, the first that fits: 16 for f32 tensors, 8 for f16 ones. Measured on the H100 (2026-11-27, f16 decode,
- * 32/8 heads, d = 128, ms, 16 keys against 8): 1 row of 4096 keys 0.037 / 0.035, of 32768 keys 0.140 / 0.123, B = 8
- * 0.121 / 0.114 and 0.806 / 0.772, 4 rows of 32768 keys 0.375 / 0.292; f32, 1 row of 32768 keys: 0.134 / 0.135
- * (docs/decode.md).
+ * Keys per tile, the first that fits (16 at the common sizes) for f32 and f16 tensors alike. The K and V tiles stay packed in workgroup memory
+ * (f16 tensors: 8 bytes per vec4), so 16 f16 keys take 10,688 bytes at d = 128 with 4 rows, four workgroups per H100
+ * compute unit, as 8 keys did when the tiles were unpacked to f32. Measured on the H100 (2026-11-27, f16 decode, 32/8
+ * heads, d = 128, 32768 keys, ms): 1 row 0.083 against 0.107-0.108 with 8 unpacked keys, 4 rows 0.246 against 0.334
+ * (docs/decode.md). Before the tiles were packed, 16 keys (19,008 bytes, two workgroups per unit) lost to 8.
  */
-const F32_TILE_KEYS = [16, 8];
-const F16_TILE_KEYS = [8, 16];
+const TILE_KEYS = [16, 8];
 /** Most vec4s of K_j (and of V_j) one invocation loads per tile (the kernel's LD_MAX). */
 const LD_MAX = 16;
 
@@ -104,10 +104,12 @@ export function decodePlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
   // V's head size only where it differs, so that dv = d compiles as before.
   const heads = { D: d, ...(dv !== d ? { DV: dv } : {}) };
-  // Workgroup memory as the kernel declares it (the query rows, the K and V tiles, the scores, each row's m, ℓ, α).
-  const bytes = (keys: number): number => kernelWorkgroupBytes(ATTENTION_DECODE_KERNEL.code, { ...heads, R, BK: keys, WG, LSE: 0, CW: COMBINE_WORKGROUP });
+  // Workgroup memory as the kernel for these tensors declares it (the query rows, the K and V tiles as the tensors hold
+  // them, the scores, each row's m, ℓ, α).
+  const declared = forTensorType(ATTENTION_DECODE_KERNEL, dtype).code;
+  const bytes = (keys: number): number => kernelWorkgroupBytes(declared, { ...heads, R, BK: keys, WG, LSE: 0, CW: COMBINE_WORKGROUP });
   const fits = (keys: number): boolean => bytes(keys) <= limit && Math.ceil((keys * Math.max(d, dv)) / 4 / WG) <= LD_MAX;
-  const BK = tuning.keysPerTile ?? (dtype === 'f16' ? F16_TILE_KEYS : F32_TILE_KEYS).find(fits);
+  const BK = tuning.keysPerTile ?? TILE_KEYS.find(fits);
   if (BK === undefined || !fits(BK)) return `the decode tiles for d = ${d} do not fit ${limit} bytes of workgroup memory`;
   const targetWorkgroups = tuning.targetWorkgroups ?? TARGET_WORKGROUPS;
   return { dtype, constants: { ...heads, R, BK, WG, LSE: lse ? 1 : 0, CW: COMBINE_WORKGROUP }, BK, targetWorkgroups, summary: `${R} rows per KV head, ${BK} keys per tile` };

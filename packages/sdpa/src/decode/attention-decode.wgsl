@@ -100,8 +100,8 @@ override LDV: u32 = (BK * DV4 + WG - 1u) / WG;       // vec4s of V_j per invocat
 override LDA: u32 = max(LD, LDV);                    // loads of both per invocation per tile
 
 var<workgroup> Qs: array<vec4<f32>, R * D4>;          // the group's query rows, scaled by scale·log2(e)
-var<workgroup> Kt: array<vec4<f32>, BK * KS>;
-var<workgroup> Vt: array<vec4<f32>, BK * DV4>;
+var<workgroup> Kt: array<Packed, BK * KS>;           // K_j and V_j as the tensors hold them (f16 tensors: half the
+var<workgroup> Vt: array<Packed, BK * DV4>;          // bytes of float32), unpacked where they are used
 var<workgroup> S: array<f32, R * BK>;                 // the tile's scores (base 2), LOWEST where excluded; then P̃
 var<workgroup> rowM: array<f32, R>;                   // m_i of each row (base 2)
 var<workgroup> rowL: array<f32, R>;                   // ℓ_i of each row
@@ -117,8 +117,8 @@ const LOWEST: f32 = -3.0e38;
 fn queryHead(kvh: u32, r: u32) -> u32 { return kvh * params.GROUP + r / params.Lq; }
 
 // This invocation's share of the K and V rows of the tile from key0, into registers as stored (zeros past the batch's
-// Lk keys): every load is issued before any is used, so a tile's reads are all in flight at once; they are unpacked
-// to float32 only on their way into workgroup memory.
+// Lk keys): every load is issued before any is used, so a tile's reads are all in flight at once; they go into
+// workgroup memory as they are, and are unpacked to float32 where the scores and O read them.
 fn loadTile(kReg: ptr<function, array<Packed, LD_MAX>>, vReg: ptr<function, array<Packed, LD_MAX>>,
             kvBase: u32, vBase: u32, key0: u32, Lk: u32, t: u32) {
   for (var n = 0u; n < LDA; n++) {
@@ -169,8 +169,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     let key0 = j * BK;
     for (var n = 0u; n < LDA; n++) {
       let e = t + n * WG;
-      if (e < BK * D4) { Kt[(e / D4) * KS + e % D4] = unpack(kReg[n]); }
-      if (e < BK * DV4) { Vt[e] = unpack(vReg[n]); }
+      if (e < BK * D4) { Kt[(e / D4) * KS + e % D4] = kReg[n]; }
+      if (e < BK * DV4) { Vt[e] = vReg[n]; }
     }
     workgroupBarrier();
     // Tile j + 1 is read from memory while tile j computes.
@@ -182,7 +182,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         let r = e / BK;
         let c = e % BK;
         var s = 0.0;
-        for (var x = 0u; x < D4; x++) { s += dot(Qs[r * D4 + x], Kt[c * KS + x]); }
+        for (var x = 0u; x < D4; x++) { s += dot(Qs[r * D4 + x], unpack(Kt[c * KS + x])); }
         let key = i32(key0 + c);
         let i = i32(r % params.Lq);
         // The softcap in natural units (s·ln 2 / c, tanh, times c·log2 e; the argument clamped where tanh rounds to
@@ -218,7 +218,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         let r = e / DV4;
         let col = e % DV4;
         var acc = vec4<f32>(0.0);
-        for (var c = 0u; c < BK; c++) { acc = fma(vec4<f32>(S[r * BK + c]), Vt[c * DV4 + col], acc); }
+        for (var c = 0u; c < BK; c++) { acc = fma(vec4<f32>(S[r * BK + c]), unpack(Vt[c * DV4 + col]), acc); }
         o[n] = o[n] * rowAlpha[r] + acc;
       }
     }
