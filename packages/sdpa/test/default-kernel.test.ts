@@ -4,7 +4,9 @@
  * and for what attention-matrix declines, the decode kernel for a few query rows.
  */
 import { describe, expect, it } from 'vitest';
-import type { GpuContext, SdpaDims } from '@fa/core';
+import { kernelWorkgroupBytes, type GpuContext, type SdpaDims } from '@fa/core';
+import { ATTENTION_DECODE_KERNEL } from '../src/decode/attention-decode.js';
+import { forTensorType } from '../src/kernel-support.js';
 import { planAttention, type PrepareOptions } from '../src/prepare.js';
 import { H100_LIKE } from './h100-like.js';
 
@@ -65,5 +67,14 @@ describe('the default kernel', () => {
   });
   it('is the decode kernel for one query row of f16 tensors', () => {
     expect(kernelFor(H100_LIKE, { ...LLAMA, Lq: 1, Lk: 32768 }, { dtype: 'f16' })).toBe('attention-decode');
+  });
+  it('keeps decode\'s K and V tiles packed, so that 16 f16 keys per tile take the memory 8 unpacked keys took', () => {
+    const plan = planAttention(H100_LIKE, { ...LLAMA, Lq: 1, Lk: 32768 }, { dtype: 'f16' });
+    if (typeof plan === 'string') throw new Error(plan);
+    expect(plan.kernelPlan.constants).toMatchObject({ D: 128, R: 4, BK: 16 });
+    const bytes = (dtype: 'f16' | 'f32'): number => kernelWorkgroupBytes(forTensorType(ATTENTION_DECODE_KERNEL, dtype).code, { D: 128, R: 4, BK: 16, WG: 128, LSE: 0, CW: 64 });
+    // Q's rows (f32), the K and V tiles (8 bytes per vec4 with f16 tensors, 16 with f32), the scores, m, ℓ, α.
+    expect(bytes('f16')).toBe(10688);
+    expect(bytes('f32')).toBe(19008);
   });
 });
