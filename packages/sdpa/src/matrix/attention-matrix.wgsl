@@ -272,7 +272,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   if (FLUSH > 0u) { for (var x = 0u; x < D8; x++) { oRow[x] = vec4<f32>(0.0); } }
 
   // The first tile's K into KV now. In the loop, V_j is read into registers before S_j is computed and written to KV
-  // after it, and K_(j+1) is read before the softmax and written after it: each read's latency hides behind other work.
+  // after it, and K_(j+1) is read before the softmax and written after it (with KV_TILES = 1, after P̃ V_j, into V_j's
+  // place): each read's latency hides behind other work.
   var held: array<Packed, HOLD_MAX>;   // this invocation's vec4s of the V or K tile it is staging
   workgroupBarrier();  // every subgroup has its Q fragments; KV takes the key tiles
   if (nBegin < nEnd) {
