@@ -44,9 +44,9 @@ export const DECODE_MAX_ROWS = 32;
 /** Workgroups to aim for (several per compute unit on a large GPU). */
 const TARGET_WORKGROUPS = 512;
 /**
- * Keys per tile, the first that fits (16 at the common sizes) for f32 and f16 tensors alike. The K and V tiles stay packed in workgroup memory
- * (f16 tensors: 8 bytes per vec4), so 16 f16 keys take 10,688 bytes at d = 128 with 4 rows, four workgroups per H100
- * compute unit, as 8 keys did when the tiles were unpacked to f32. Measured on the H100 (2026-11-27, f16 decode, 32/8
+ * Keys per tile, the first that fits (16 at the common sizes), for f32 and f16 tensors alike. The K and V tiles stay
+ * packed in workgroup memory (f16 tensors: 8 bytes per vec4), so 16 f16 keys take 10,688 bytes at d = 128 with 4 rows,
+ * four workgroups per H100 compute unit, as 8 keys did when the tiles were unpacked to f32. Measured on the H100 (2026-11-27, f16 decode, 32/8
  * heads, d = 128, 32768 keys, ms): 1 row 0.083 against 0.107-0.108 with 8 unpacked keys, 4 rows 0.246 against 0.334
  * (docs/decode.md). Before the tiles were packed, 16 keys (19,008 bytes, two workgroups per unit) lost to 8.
  */
