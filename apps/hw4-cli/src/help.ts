@@ -246,6 +246,8 @@ Environment
   FA_BOUNDS_CHECKS=1 (or --bounds-checks, any command)   keep Dawn's bounds checks on: every array index the shader
                compiler cannot prove in range is clamped, as browsers always do. Off by default in Node (our kernels,
                checked by the conformance suite, run 6-62% faster without them on an H100); turn them on to debug a kernel
+  FA_DAWN_TOGGLES=a,b   more Dawn toggles, e.g. dump_shaders: each shader's WGSL and SPIR-V on standard output
+               (scripts/kernel-registers.mjs reads it: registers per kernel, docs/kernel-registers.md)
 
 Examples
   hw4-cli in.bin out.bin                          fastest rung available here

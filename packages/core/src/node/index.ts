@@ -15,15 +15,26 @@ import { createGpuContext, oneLine, type GpuContext } from '../gpu-context.js';
  *   compiler cannot prove in range, which cost the fastest rungs 6-62% on an H100 (docs/bounds-checks.md). These are
  *   the project's own kernels, each checked by the conformance suite on awkward shapes, with shapes validated before
  *   any dispatch, as a CUDA program runs without such checks;
- * and timestamp_quantization disabled, or short kernels all time as the same quantum.
+ * and timestamp_quantization disabled, or short kernels all time as the same quantum. `extra` adds toggles to the
+ * enable string (FA_DAWN_TOGGLES, for debugging: `dump_shaders` prints each shader's WGSL and the SPIR-V Dawn hands
+ * the driver, which scripts/kernel-registers.mjs reads).
  */
-export function dawnFlags(boundsChecks: boolean): string[] {
-  const enabled = ['allow_unsafe_apis', 'vulkan_enable_f16_on_nvidia', ...(boundsChecks ? [] : ['disable_robustness'])];
+export function dawnFlags(boundsChecks: boolean, extra: readonly string[] = []): string[] {
+  const enabled = ['allow_unsafe_apis', 'vulkan_enable_f16_on_nvidia', ...(boundsChecks ? [] : ['disable_robustness']), ...extra];
   return [`enable-dawn-features=${enabled.join(',')}`, 'disable-dawn-features=timestamp_quantization'];
 }
 
 /** The flags of a default instance: bounds checks off. */
 export const DAWN_FLAGS: readonly string[] = dawnFlags(false);
+
+/**
+ * Toggles an environment adds to Dawn's enable string: FA_DAWN_TOGGLES, names separated by commas (e.g.
+ * `dump_shaders`). Anything but lowercase letters, digits and underscores is not a toggle name and is dropped, so the
+ * variable cannot reach past the enable string.
+ */
+export function extraDawnToggles(env: Record<string, string | undefined> = process.env): string[] {
+  return (env.FA_DAWN_TOGGLES ?? '').split(',').map((name) => name.trim()).filter((name) => /^[a-z0-9_]+$/.test(name));
+}
 
 /** Whether an environment asks for Dawn's bounds checks: FA_BOUNDS_CHECKS=1 (or on); anything else leaves them off. */
 export function boundsChecksWanted(env: Record<string, string | undefined> = process.env): boolean {
@@ -78,13 +89,13 @@ async function createNodeGpuContext(adapter: GPUAdapter): Promise<GpuContext> {
 /**
  * Dawn's `navigator.gpu` for Node, for an application that creates its own device (then `gpuContextFromDevice`):
  * loads the webgpu package, installs its globals (GPUBufferUsage, …) and returns the instance with `dawnFlags`
- * (bounds checks off unless FA_BOUNDS_CHECKS=1 or `boundsChecks`), one per set of flags, kept alive for the life of
+ * (bounds checks off unless FA_BOUNDS_CHECKS=1 or `boundsChecks`; FA_DAWN_TOGGLES added), one per set of flags, kept alive for the life of
  * the process. Rejects when the webgpu package cannot be loaded.
  */
 export async function nodeGpu(boundsChecks = boundsChecksWanted()): Promise<GPU> {
   const webgpu = await import('webgpu');
   Object.assign(globalThis, webgpu.globals);
-  return instanceWith(webgpu, dawnFlags(boundsChecks));
+  return instanceWith(webgpu, dawnFlags(boundsChecks, extraDawnToggles()));
 }
 
 /** Milliseconds of each step of starting the GPU: loading Dawn, the instance and adapter, the device. */
@@ -114,7 +125,7 @@ export async function acquireNodeGpu(options: AcquireOptions = {}): Promise<Acqu
   const t1 = performance.now();
   let adapter: GPUAdapter | null;
   try {
-    const gpu = instanceWith(webgpu, dawnFlags(boundsChecks));
+    const gpu = instanceWith(webgpu, dawnFlags(boundsChecks, extraDawnToggles(env)));
     adapter = await gpu.requestAdapter({ powerPreference: options.powerPreference ?? 'high-performance' });
   } catch (error) {
     return { reason: `no GPU adapter (${oneLine(error)}); ${NO_ADAPTER_HINT}` };
