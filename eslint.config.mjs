@@ -3,7 +3,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'bundle/**', '.device/**', '**/*.d.ts'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', 'bundle/**', '.device/**', '**/*.d.ts', '**/*.d.mts'] },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {
