@@ -15,13 +15,40 @@ const NARROW_ARRAYS = 'const DK_MAX: u32 = 8u;   // most fragments across d\ncon
 const WIDE_ARRAYS = 'const DK_MAX: u32 = 16u;  // most fragments across d\nconst O4_MAX: u32 = 32u;';
 
 /**
- * The kernel above d = 128: register arrays for 16 fragments across d. The arrays are sized by constants (WGSL sizes a
- * function's arrays by constants only), and sizing them for 256 everywhere cost the H100 4-12% at d = 64
- * (docs/sdpa.md), so d up to 128 keeps the kernel as written. Made once, when this module loads.
+ * The kernel's block of O's fragments for `count` of them: a struct of `count` members and its two accessors, a switch
+ * on the index (attention-matrix.wgsl has why). The file holds the block for 8, exactly as this writes it.
+ */
+export function oFragments(count: number): string {
+  const each = (body: (k: number) => string): string =>
+    Array.from({ length: count }, (_, k) => (k < count - 1 ? `    case ${k}u: { ${body(k)} }\n` : `    default: { ${body(k)} }\n`)).join('');
+  return (
+    `struct OFragments {\n  ${Array.from({ length: count }, (_, k) => `f${k}: A`).join(', ')},\n}\n` +
+    `fn getO(o: ptr<function, OFragments>, n: u32) -> A {\n  switch n {\n${each((k) => `return (*o).f${k};`)}  }\n}\n` +
+    `fn setO(o: ptr<function, OFragments>, n: u32, x: A) {\n  switch n {\n${each((k) => `(*o).f${k} = x;`)}  }\n}\n`
+  );
+}
+
+/**
+ * O's fragments above d = 128: the array of 16 the kernel had before the struct (through the same accessors), as it
+ * was measured at d = 256 (2.91 ms for Gemma's causal prefill on the H100). Sixteen fragments as a struct's members
+ * would hold 128 more registers per invocation than the 148 the kernel takes there; that is not measured yet.
+ */
+export const O_FRAGMENTS_ARRAY =
+  'alias OFragments = array<A, DK_MAX>;\n' +
+  'fn getO(o: ptr<function, OFragments>, n: u32) -> A { return (*o)[n]; }\n' +
+  'fn setO(o: ptr<function, OFragments>, n: u32, x: A) { (*o)[n] = x; }\n';
+
+/**
+ * The kernel above d = 128: register arrays for 16 fragments across d, and O's as an array (O_FRAGMENTS_ARRAY). The
+ * arrays are sized by constants (WGSL sizes a function's arrays by constants only), and sizing them for 256 everywhere
+ * cost the H100 4-12% at d = 64 (docs/sdpa.md), so d up to 128 keeps the kernel as written. Made once, when this
+ * module loads.
  */
 const WIDE_HEAD_KERNEL: KernelSource = (() => {
-  if (!ATTENTION_MATRIX_KERNEL.code.includes(NARROW_ARRAYS)) throw new Error('attention-matrix.wgsl lacks its register arrays\' sizes; the wide-head variant cannot be made');
-  return { label: `${ATTENTION_MATRIX_KERNEL.label} (d up to 256)`, code: ATTENTION_MATRIX_KERNEL.code.replace(NARROW_ARRAYS, WIDE_ARRAYS) };
+  const { code: narrow, label } = ATTENTION_MATRIX_KERNEL;
+  if (!narrow.includes(NARROW_ARRAYS)) throw new Error('attention-matrix.wgsl lacks its register arrays\' sizes; the wide-head variant cannot be made');
+  if (!narrow.includes(oFragments(8))) throw new Error('attention-matrix.wgsl lacks oFragments(8) as written; the wide-head variant cannot be made');
+  return { label: `${label} (d up to 256)`, code: narrow.replace(NARROW_ARRAYS, WIDE_ARRAYS).replace(oFragments(8), O_FRAGMENTS_ARRAY) };
 })();
 
 /** Keys per tile (BC in the kernel). */

@@ -60,6 +60,8 @@
 // Changed since, for occupancy (docs/sdpa.md): Q_i is staged QR rows at a time in the room of the key tiles, and with
 // KV_TILES = 1 V_j is staged in K_j's place once every subgroup has S_j, and K_(j+1) in V_j's once every subgroup has
 // added P̃ V_j: a third less memory at d = 128 (two workgroups on an H100 compute unit, not one), one more barrier.
+// Changed since, for registers: O's fragments are a struct's members reached through a switch, not an array, which the
+// driver's compiler kept in local memory (see OFragments).
 // Why it is fast: the products run on the matrix units (16·16·16 multiply-adds per instruction) and the f16 tensors
 // are read once, at half the bytes of f32.
 
@@ -204,6 +206,38 @@ fn putNextK(t: u32, kvBase: u32, key0: u32, Lk: u32, held: ptr<function, array<P
   for (var e = t + WG * HOLD; e < TV; e += WG) { put4(tileSlot(e), unpack(kVector(kvBase, key0, e, Lk)), KT); }
 }
 
+// O's DK fragments: the members of a struct, each reached through a switch on its index (getO, setO), not an array.
+// Indexed by a loop's counter, an array of them was kept in local memory by NVIDIA's compiler, every product into O a
+// load and a store there (docs/kernel-registers.md). The host's wide-head variant (d above 128) replaces this block
+// with the array of DK_MAX = 16 it had before (attention-matrix.ts, O_FRAGMENTS_ARRAY).
+struct OFragments {
+  f0: A, f1: A, f2: A, f3: A, f4: A, f5: A, f6: A, f7: A,
+}
+fn getO(o: ptr<function, OFragments>, n: u32) -> A {
+  switch n {
+    case 0u: { return (*o).f0; }
+    case 1u: { return (*o).f1; }
+    case 2u: { return (*o).f2; }
+    case 3u: { return (*o).f3; }
+    case 4u: { return (*o).f4; }
+    case 5u: { return (*o).f5; }
+    case 6u: { return (*o).f6; }
+    default: { return (*o).f7; }
+  }
+}
+fn setO(o: ptr<function, OFragments>, n: u32, x: A) {
+  switch n {
+    case 0u: { (*o).f0 = x; }
+    case 1u: { (*o).f1 = x; }
+    case 2u: { (*o).f2 = x; }
+    case 3u: { (*o).f3 = x; }
+    case 4u: { (*o).f4 = x; }
+    case 5u: { (*o).f5 = x; }
+    case 6u: { (*o).f6 = x; }
+    default: { (*o).f7 = x; }
+  }
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) t: u32,
         @builtin(subgroup_id) sg: u32, @builtin(subgroup_invocation_id) lane: u32) {
@@ -292,8 +326,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   let pBase = 16u * sg * PS + r * PS;   // row r of this subgroup's P̃ tiles
   var m = LOWEST;                       // the row's m_i (base 2): moves only past m_i + TAU
   var l = 0.0;                          // this invocation's half of the row's running sum
-  var o: array<A, DK_MAX>;              // the subgroup's 16 rows of O (since the last flush, with FLUSH > 0)
-  for (var n = 0u; n < DK; n++) { o[n] = A(); }
+  var o: OFragments;                    // the subgroup's 16 rows of O (since the last flush, with FLUSH > 0)
+  for (var n = 0u; n < DK; n++) { setO(&o, n, A()); }
   var oRow: array<vec4<f32>, O4_MAX>;   // with FLUSH > 0, row r of O up to the last flush, vec4 columns as in the final write
   if (FLUSH > 0u) { for (var x = 0u; x < D8; x++) { oRow[x] = vec4<f32>(0.0); } }
 
@@ -412,7 +446,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     if (moved || flush) {
       for (var n0 = 0u; n0 < DK; n0 += OW / 16u) {
         if (n0 > 0u) { workgroupBarrier(); }  // the last round is read
-        for (var n = 0u; n < OW / 16u; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n0 + n], SO); }
+        for (var n = 0u; n < OW / 16u; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, getO(&o, n0 + n), SO); }
         workgroupBarrier();
         for (var y = 0u; y < R8; y++) {
           let at = sBase + 4u * (2u * ((y + rot) % R8) + h);
@@ -429,10 +463,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
         }
         if (FLUSH == 0u) {
           workgroupBarrier();
-          for (var n = 0u; n < OW / 16u; n++) { o[n0 + n] = subgroupMatrixLoad<A, row_major>(&Sf, 16u * sg * SO + 16u * n, SO); }
+          for (var n = 0u; n < OW / 16u; n++) { setO(&o, n0 + n, subgroupMatrixLoad<A, row_major>(&Sf, 16u * sg * SO + 16u * n, SO)); }
         }
       }
-      if (FLUSH > 0u) { for (var n = 0u; n < DK; n++) { o[n] = A(); } }
+      if (FLUSH > 0u) { for (var n = 0u; n < DK; n++) { setO(&o, n, A()); } }
     }
 
     // o += P̃ V_j (with PARTS = 2, the three products from the smallest up).
@@ -444,10 +478,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
         let vh = subgroupMatrixLoad<R, row_major>(&KV, VT + 16u * c * KS + 16u * n, KS);
         if (PARTS == 2u) {
           let vl = subgroupMatrixLoad<R, row_major>(&KV, VT + KT + 16u * c * KS + 16u * n, KS);
-          o[n] = subgroupMatrixMultiplyAccumulate(pl, vh, o[n]);
-          o[n] = subgroupMatrixMultiplyAccumulate(ph, vl, o[n]);
+          setO(&o, n, subgroupMatrixMultiplyAccumulate(pl, vh, getO(&o, n)));
+          setO(&o, n, subgroupMatrixMultiplyAccumulate(ph, vl, getO(&o, n)));
         }
-        o[n] = subgroupMatrixMultiplyAccumulate(ph, vh, o[n]);
+        setO(&o, n, subgroupMatrixMultiplyAccumulate(ph, vh, getO(&o, n)));
       }
     }
     if (KV_TILES == 1u && more) {
@@ -469,7 +503,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   let part = (pair * params.splits + split) * Lq + rowQ;
   for (var n0 = 0u; n0 < DK; n0 += OW / 16u) {
     workgroupBarrier();  // every subgroup has read its last S tile, or the last round
-    for (var n = 0u; n < OW / 16u; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, o[n0 + n], SO); }
+    for (var n = 0u; n < OW / 16u; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, getO(&o, n0 + n), SO); }
     workgroupBarrier();
     if (rowQ < Lq) {
       for (var y = 0u; y < R8; y++) {
