@@ -29,9 +29,9 @@ export function oFragments(count: number): string {
 }
 
 /**
- * O's fragments above d = 128: the array of 16 the kernel had before the struct (through the same accessors), as it
- * was measured at d = 256 (2.91 ms for Gemma's causal prefill on the H100). Sixteen fragments as a struct's members
- * would hold 128 more registers per invocation than the 148 the kernel takes there; that is not measured yet.
+ * O's fragments above d = 128: the array of 16 the kernel had before the struct, behind the same accessors, as it was
+ * measured at d = 256 (docs/sdpa.md). Sixteen fragments as a struct's members would hold twice the registers of eight
+ * beside the rest of the wide kernel's; that is not measured yet.
  */
 export const O_FRAGMENTS_ARRAY =
   'alias OFragments = array<A, DK_MAX>;\n' +
