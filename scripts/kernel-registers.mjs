@@ -39,47 +39,40 @@ if (pipelines.length === 0) {
 }
 
 const spirvAs = process.env.SPIRV_AS ?? 'spirv-as';
-const files = [];
-pipelines.forEach((p, k) => {
-  const base = join(dir, `${String(k).padStart(2, '0')}-${p.entry}`);
+/** The pipeline's SPIR-V assembled into `base`.spv, or why not (one line). */
+function assemble(p, base) {
   writeFileSync(`${base}.spvasm`, p.asm);
-  const numbered = forOldAssembler(p.asm);
-  writeFileSync(`${base}.numbered.spvasm`, numbered);
+  writeFileSync(`${base}.numbered.spvasm`, forOldAssembler(p.asm));
   const as = spawnSync(spirvAs, ['--target-env', 'spv1.4', '-o', `${base}.spv`, `${base}.numbered.spvasm`], { encoding: 'utf8' });
-  if (as.status !== 0) {
-    console.error(`kernel-registers: ${spirvAs} failed on ${base}.spvasm: ${(as.stderr || as.error?.message || '').trim().split('\n')[0]}`);
-    p.failed = true;
-    return;
-  }
+  if (as.status !== 0) return `${spirvAs} failed on ${base}.spvasm: ${(as.stderr || as.error?.message || '').trim().split('\n')[0]}`;
   try {
     writeFileSync(`${base}.spv`, toKhr(readFileSync(`${base}.spv`), p.asm));
   } catch (error) {
-    console.error(error instanceof Error ? error.message : String(error));
-    p.failed = true;
-    return;
+    return error instanceof Error ? error.message : String(error);
   }
-  files.push(`${base}.spv`);
-  p.file = `${base}.spv`;
+  return undefined;
+}
+pipelines.forEach((p, k) => {
+  const base = join(dir, `${String(k).padStart(2, '0')}-${p.entry}`);
+  const failure = assemble(p, base);
+  if (failure === undefined) p.file = `${base}.spv`;
+  else console.error(`kernel-registers: ${failure.replace(/^kernel-registers: /, '')}`);
 });
-if (files.length === 0) {
+if (!pipelines.some((p) => p.file)) {
   console.error('kernel-registers: no pipeline assembled');
   process.exit(1);
 }
-// One process per pipeline: a driver that fails on one (it may crash) does not lose the others.
-const stats = new Map();
-for (const file of files) {
-  const python = spawnSync('python3', [join(dirname(new URL(import.meta.url).pathname), 'kernel-registers.py'), file], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+// One process per pipeline: a driver that fails on one (it may crash) does not lose the others. Each prints one line:
+// the file's stem, then name=value for each statistic, separated by tabs.
+const script = join(dirname(new URL(import.meta.url).pathname), 'kernel-registers.py');
+for (const p of pipelines.filter((q) => q.file)) {
+  const python = spawnSync('python3', [script, p.file], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   if (python.status !== 0) {
-    console.error(`kernel-registers: kernel-registers.py ${file} exited with ${python.status ?? python.signal}`);
+    console.error(`kernel-registers: kernel-registers.py ${p.file} exited with ${python.status ?? python.signal}`);
     continue;
   }
-  for (const line of python.stdout.trim().split('\n')) {
-    const [stem, ...fields] = line.split('\t');
-    stats.set(stem, Object.fromEntries(fields.map((f) => f.split('=', 2))));
-  }
+  const [, ...fields] = python.stdout.trim().split('\t');
+  p.statistics = Object.fromEntries(fields.map((f) => f.split('=', 2)));
 }
 
 /** Workgroups of `invocations` one NVIDIA compute unit holds by registers alone. */
@@ -89,23 +82,21 @@ function byRegisters(registers, invocations) {
   return Math.floor(warps / Math.ceil(invocations / 32));
 }
 
-/** The driver's statistics of pipeline `p`, by name, or undefined when it was not compiled. */
-const statisticsOf = (p) => (p.file ? stats.get(p.file.split('/').pop().replace(/\.spv$/, '')) : undefined);
 /** NVIDIA's local memory figure comes back with 2^36 added (a kernel without any reports exactly 2^36). */
 const localBytes = (value) => (value === undefined ? '' : String(Number(BigInt(value) % (1n << 36n))));
 
 writeFileSync(
   join(dir, 'statistics.json'),
-  JSON.stringify(pipelines.map((p) => ({ title: p.title, entry: p.entry, invocations: p.invocations, file: p.file, statistics: statisticsOf(p) })), null, 2),
+  JSON.stringify(pipelines.map(({ title, entry, invocations, file, statistics }) => ({ title, entry, invocations, file, statistics })), null, 2),
 );
 console.log('| kernel | entry | invocations | registers | workgroups per unit by registers | local memory (bytes) | other statistics |');
 console.log('|---|---|---|---|---|---|---|');
 for (const p of pipelines) {
-  const s = statisticsOf(p);
+  const s = p.statistics;
   const registerKey = s ? Object.keys(s).find((k) => /register/i.test(k)) : undefined;
   const localKey = s ? Object.keys(s).find((k) => /local memory/i.test(k)) : undefined;
   const registers = registerKey ? Number(s[registerKey]) : undefined;
-  const rest = s ? Object.entries(s).filter(([k]) => k !== registerKey && k !== localKey).map(([k, v]) => `${k} ${v}`).join('; ') : p.failed ? 'not assembled' : 'not compiled';
+  const rest = s ? Object.entries(s).filter(([k]) => k !== registerKey && k !== localKey).map(([k, v]) => `${k} ${v}`).join('; ') : p.file ? 'not compiled' : 'not assembled';
   const units = registers ? byRegisters(registers, p.invocations) : '';
   console.log(`| ${p.title} | ${p.entry} | ${p.invocations} | ${registers ?? '?'} | ${units} | ${localBytes(localKey ? s[localKey] : undefined)} | ${rest} |`);
 }

@@ -55,7 +55,8 @@ export function standIn(line) {
   const m = /^(\s*)(?:(%\S+) = )?(Op\w+)(.*)$/.exec(line);
   const known = m && STAND_INS[m[3]];
   if (!known) return line;
-  if (m[3] === 'OpTypeCooperativeMatrixKHR') return `${m[1]}OpGroupDecorate ${m[2]}${m[4]}`;
+  // The type has its result where OpGroupDecorate has its first id: as an operand, not before an `=`.
+  if (m[3] === 'OpTypeCooperativeMatrixKHR') return `${m[1]}${known[0]} ${m[2]}${m[4]}`;
   // The KHR multiply-add's optional operands: none (NoneKHR) is the NV form; anything else is not written here.
   const operands = m[4].replace(/\s+NoneKHR\s*$/, '');
   if (m[3] === 'OpCooperativeMatrixMulAddKHR' && /KHR/.test(operands)) throw new Error(`kernel-registers: cannot write ${line.trim()}`);
