@@ -8,7 +8,7 @@ import { sdpaProblem, SUBGROUP_MATRIX_FEATURE, type GpuContext, type SdpaDims } 
 import { sdpaOracle } from '@fa/reference';
 import { decodePlan } from '../src/decode/attention-decode.js';
 import { fp32Plan } from '../src/fp32/attention-fp32.js';
-import { matrixPlan, O_FRAGMENTS_ARRAY, oFragments } from '../src/matrix/attention-matrix.js';
+import { fragmentArray, fragmentStruct, matrixPlan, O_FRAGMENTS, Q_FRAGMENTS, S_FRAGMENTS } from '../src/matrix/attention-matrix.js';
 import { attention, dimsOf, planAttention, SdpaArgumentError } from '../src/index.js';
 import { maxAbs, tensors } from '../src/conformance.js';
 
@@ -115,13 +115,18 @@ describe('which kernel takes d = 256 and dv ≠ d', () => {
     expect(twoTiles.workgroupBytes).toBe(25104);
     expect(twoTiles.constants).not.toHaveProperty('KV_TILES');
     expect(plan.kernel.code).toContain('const DK_MAX: u32 = 16u;');
-    // O's fragments: in the kernel as written (d up to 128) 8 members of a struct reached through a switch (an array,
-    // indexed by a loop's counter, the H100's compiler kept in local memory); above 128 the array of 16 as before.
-    expect(plan.kernel.code).toContain(O_FRAGMENTS_ARRAY);
-    expect(plan.kernel.code).not.toContain(oFragments(8));
+    // The register fragments: in the kernel as written (d up to 128) Q's and O's 8 and S's 4 are members of structs
+    // reached through a switch (arrays, indexed by a loop's counter, the H100's compiler kept in local memory); above
+    // 128 Q's and O's are the arrays of 16 as before.
+    for (const set of [Q_FRAGMENTS, O_FRAGMENTS]) {
+      expect(plan.kernel.code).toContain(fragmentArray(set));
+      expect(plan.kernel.code).not.toContain(fragmentStruct(set, 8));
+    }
+    expect(plan.kernel.code).toContain(fragmentStruct(S_FRAGMENTS, 4));
     const narrow = planned(matrixPlan(sdpaProblem({ ...PREFILL, d: 128 }, { causal: true }), H100_LIKE, false, 'f16'));
-    expect(narrow.kernel.code).toContain(oFragments(8));
-    expect(narrow.kernel.code).not.toMatch(/var o: array</);
+    for (const set of [Q_FRAGMENTS, O_FRAGMENTS]) expect(narrow.kernel.code).toContain(fragmentStruct(set, 8));
+    expect(narrow.kernel.code).toContain(fragmentStruct(S_FRAGMENTS, 4));
+    expect(narrow.kernel.code).not.toMatch(/var \w+: array<[LA],/);
     for (const d of [144, 160, 176, 192, 208, 224, 240]) expect(typeof matrixPlan(sdpaProblem({ ...PREFILL, d }), H100_LIKE, false, 'f16')).toBe('object');
   });
   it('the default: f16 prefills of d = 256 on attention-matrix, of dv ≠ d on attention-fp32, decode rows on attention-decode', () => {

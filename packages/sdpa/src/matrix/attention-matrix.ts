@@ -14,41 +14,66 @@ export const ATTENTION_MATRIX_KERNEL = tiledKernel('attention-matrix.wgsl', code
 const NARROW_ARRAYS = 'const DK_MAX: u32 = 8u;   // most fragments across d\nconst O4_MAX: u32 = 16u;';
 const WIDE_ARRAYS = 'const DK_MAX: u32 = 16u;  // most fragments across d\nconst O4_MAX: u32 = 32u;';
 
+/** A set of the kernel's register fragments: its letter (the struct `<letter>Fragments`, the accessors `get<letter>`
+ * and `set<letter>`) and the type of each (L: a left operand, A: a result). */
+export interface FragmentSet {
+  readonly letter: 'Q' | 'S' | 'O';
+  readonly type: 'L' | 'A';
+}
+/** Q_i's fragments across d (with two parts, a set each), the S tile's across its keys, and O's across d. */
+export const Q_FRAGMENTS: FragmentSet = { letter: 'Q', type: 'L' };
+export const S_FRAGMENTS: FragmentSet = { letter: 'S', type: 'A' };
+export const O_FRAGMENTS: FragmentSet = { letter: 'O', type: 'A' };
+
 /**
- * The kernel's block of O's fragments for `count` of them: a struct of `count` members and its two accessors, a switch
- * on the index (attention-matrix.wgsl has why). The file holds the block for 8, exactly as this writes it.
+ * The kernel's block of `count` fragments of a set: a struct of `count` members and its two accessors, a switch on the
+ * index (attention-matrix.wgsl has why). The file holds each set's block exactly as this writes it (Q and O for 8, S
+ * for 4).
  */
-export function oFragments(count: number): string {
+export function fragmentStruct({ letter, type }: FragmentSet, count: number): string {
+  const name = `${letter}Fragments`;
   const each = (body: (k: number) => string): string =>
     Array.from({ length: count }, (_, k) => (k < count - 1 ? `    case ${k}u: { ${body(k)} }\n` : `    default: { ${body(k)} }\n`)).join('');
   return (
-    `struct OFragments {\n  ${Array.from({ length: count }, (_, k) => `f${k}: A`).join(', ')},\n}\n` +
-    `fn getO(o: ptr<function, OFragments>, n: u32) -> A {\n  switch n {\n${each((k) => `return (*o).f${k};`)}  }\n}\n` +
-    `fn setO(o: ptr<function, OFragments>, n: u32, x: A) {\n  switch n {\n${each((k) => `(*o).f${k} = x;`)}  }\n}\n`
+    `struct ${name} {\n  ${Array.from({ length: count }, (_, k) => `f${k}: ${type}`).join(', ')},\n}\n` +
+    `fn get${letter}(f: ptr<function, ${name}>, n: u32) -> ${type} {\n  switch n {\n${each((k) => `return (*f).f${k};`)}  }\n}\n` +
+    `fn set${letter}(f: ptr<function, ${name}>, n: u32, x: ${type}) {\n  switch n {\n${each((k) => `(*f).f${k} = x;`)}  }\n}\n`
   );
 }
 
 /**
- * O's fragments above d = 128: the array of 16 the kernel had before the struct, behind the same accessors, as it was
+ * The same set as an array of DK_MAX behind the same accessors: what the wide-head variant keeps for Q and O, as it was
  * measured at d = 256 (docs/sdpa.md). Sixteen fragments as a struct's members would hold twice the registers of eight
  * beside the rest of the wide kernel's; that is not measured yet.
  */
-export const O_FRAGMENTS_ARRAY =
-  'alias OFragments = array<A, DK_MAX>;\n' +
-  'fn getO(o: ptr<function, OFragments>, n: u32) -> A { return (*o)[n]; }\n' +
-  'fn setO(o: ptr<function, OFragments>, n: u32, x: A) { (*o)[n] = x; }\n';
+export function fragmentArray({ letter, type }: FragmentSet): string {
+  const name = `${letter}Fragments`;
+  return (
+    `alias ${name} = array<${type}, DK_MAX>;\n` +
+    `fn get${letter}(f: ptr<function, ${name}>, n: u32) -> ${type} { return (*f)[n]; }\n` +
+    `fn set${letter}(f: ptr<function, ${name}>, n: u32, x: ${type}) { (*f)[n] = x; }\n`
+  );
+}
 
 /**
- * The kernel above d = 128: register arrays for 16 fragments across d, and O's as an array (O_FRAGMENTS_ARRAY). The
+ * The kernel above d = 128: register arrays for 16 fragments across d, Q's and O's as arrays (fragmentArray). The
  * arrays are sized by constants (WGSL sizes a function's arrays by constants only), and sizing them for 256 everywhere
  * cost the H100 4-12% at d = 64 (docs/sdpa.md), so d up to 128 keeps the kernel as written. Made once, when this
  * module loads.
  */
 const WIDE_HEAD_KERNEL: KernelSource = (() => {
   const { code: narrow, label } = ATTENTION_MATRIX_KERNEL;
-  if (!narrow.includes(NARROW_ARRAYS)) throw new Error('attention-matrix.wgsl lacks its register arrays\' sizes; the wide-head variant cannot be made');
-  if (!narrow.includes(oFragments(8))) throw new Error('attention-matrix.wgsl lacks oFragments(8) as written; the wide-head variant cannot be made');
-  return { label: `${label} (d up to 256)`, code: narrow.replace(NARROW_ARRAYS, WIDE_ARRAYS).replace(oFragments(8), O_FRAGMENTS_ARRAY) };
+  const missing = (text: string, what: string): void => {
+    if (!narrow.includes(text)) throw new Error(`attention-matrix.wgsl lacks ${what} as written; the wide-head variant cannot be made`);
+  };
+  missing(NARROW_ARRAYS, 'its register arrays\' sizes');
+  missing(fragmentStruct(Q_FRAGMENTS, 8), 'Q\'s 8 fragments');
+  missing(fragmentStruct(O_FRAGMENTS, 8), 'O\'s 8 fragments');
+  const code = narrow
+    .replace(NARROW_ARRAYS, WIDE_ARRAYS)
+    .replace(fragmentStruct(Q_FRAGMENTS, 8), fragmentArray(Q_FRAGMENTS))
+    .replace(fragmentStruct(O_FRAGMENTS, 8), fragmentArray(O_FRAGMENTS));
+  return { label: `${label} (d up to 256)`, code };
 })();
 
 /** Keys per tile (BC in the kernel). */

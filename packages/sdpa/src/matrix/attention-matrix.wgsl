@@ -34,8 +34,8 @@
 // Changed since, for occupancy (docs/sdpa.md): Q_i is staged QR rows at a time in the room of the key tiles, and with
 // KV_TILES = 1 V_j is staged in K_j's place once every subgroup has S_j, and K_(j+1) in V_j's once every subgroup has
 // added P̃ V_j: a third less memory at d = 128 (two workgroups on an H100 compute unit, not one), one more barrier.
-// Changed since, for registers: O's fragments are a struct's members reached through a switch, not an array, which the
-// driver's compiler kept in local memory (see OFragments).
+// Changed since, for registers: Q_i's, S's and O's fragments are structs' members reached through a switch, not arrays,
+// which the driver's compiler kept in local memory (see QFragments).
 // Why it is fast: the products run on the matrix units (16·16·16 multiply-adds per instruction) and the f16 tensors
 // are read once, at half the bytes of f32.
 
@@ -65,7 +65,6 @@ override TERMS: u32 = 0u; // 1: softcap, ALiBi or sinks (the uniform's switches 
                           // their code, even switched off, slows the plain loop (docs/sdpa.md has the measurement)
 
 const BC_MAX: u32 = 64u;  // most keys per tile
-const NC_MAX: u32 = 4u;   // BC_MAX / 16
 // The register arrays' sizes, for d up to 128; the host's wide-head variant (d up to 256) replaces these two lines, so
 // that the arrays of the common head sizes stay their size (larger ones slow d = 64: docs/sdpa.md).
 const DK_MAX: u32 = 8u;   // most fragments across d
@@ -180,35 +179,82 @@ fn putNextK(t: u32, kvBase: u32, key0: u32, Lk: u32, held: ptr<function, array<P
   for (var e = t + WG * HOLD; e < TV; e += WG) { put4(tileSlot(e), unpack(kVector(kvBase, key0, e, Lk)), KT); }
 }
 
-// O's DK fragments: the members of a struct, each reached through a switch on its index (getO, setO), not an array.
-// Indexed by a loop's counter, an array of them was kept in local memory by NVIDIA's compiler, every product into O a
-// load and a store there (docs/kernel-registers.md). The host's wide-head variant (d above 128) replaces this block
-// with the array of DK_MAX = 16 it had before (attention-matrix.ts, O_FRAGMENTS_ARRAY).
+// The register fragments (Q_i's and O's across d, the S tile's across its keys): the members of a struct, each reached
+// through a switch on its index (getQ, setS, ...), not an array. Indexed by a loop's counter, an array of them was kept
+// in local memory by NVIDIA's compiler, every product into O a load and a store there (docs/kernel-registers.md); the
+// switch folds away where the loop is unrolled. The host writes these blocks (attention-matrix.ts, fragmentStruct), and
+// its wide-head variant (d above 128) replaces Q's and O's with arrays of DK_MAX = 16 behind the same accessors.
+struct QFragments {
+  f0: L, f1: L, f2: L, f3: L, f4: L, f5: L, f6: L, f7: L,
+}
+fn getQ(f: ptr<function, QFragments>, n: u32) -> L {
+  switch n {
+    case 0u: { return (*f).f0; }
+    case 1u: { return (*f).f1; }
+    case 2u: { return (*f).f2; }
+    case 3u: { return (*f).f3; }
+    case 4u: { return (*f).f4; }
+    case 5u: { return (*f).f5; }
+    case 6u: { return (*f).f6; }
+    default: { return (*f).f7; }
+  }
+}
+fn setQ(f: ptr<function, QFragments>, n: u32, x: L) {
+  switch n {
+    case 0u: { (*f).f0 = x; }
+    case 1u: { (*f).f1 = x; }
+    case 2u: { (*f).f2 = x; }
+    case 3u: { (*f).f3 = x; }
+    case 4u: { (*f).f4 = x; }
+    case 5u: { (*f).f5 = x; }
+    case 6u: { (*f).f6 = x; }
+    default: { (*f).f7 = x; }
+  }
+}
+struct SFragments {
+  f0: A, f1: A, f2: A, f3: A,
+}
+fn getS(f: ptr<function, SFragments>, n: u32) -> A {
+  switch n {
+    case 0u: { return (*f).f0; }
+    case 1u: { return (*f).f1; }
+    case 2u: { return (*f).f2; }
+    default: { return (*f).f3; }
+  }
+}
+fn setS(f: ptr<function, SFragments>, n: u32, x: A) {
+  switch n {
+    case 0u: { (*f).f0 = x; }
+    case 1u: { (*f).f1 = x; }
+    case 2u: { (*f).f2 = x; }
+    default: { (*f).f3 = x; }
+  }
+}
 struct OFragments {
   f0: A, f1: A, f2: A, f3: A, f4: A, f5: A, f6: A, f7: A,
 }
-fn getO(o: ptr<function, OFragments>, n: u32) -> A {
+fn getO(f: ptr<function, OFragments>, n: u32) -> A {
   switch n {
-    case 0u: { return (*o).f0; }
-    case 1u: { return (*o).f1; }
-    case 2u: { return (*o).f2; }
-    case 3u: { return (*o).f3; }
-    case 4u: { return (*o).f4; }
-    case 5u: { return (*o).f5; }
-    case 6u: { return (*o).f6; }
-    default: { return (*o).f7; }
+    case 0u: { return (*f).f0; }
+    case 1u: { return (*f).f1; }
+    case 2u: { return (*f).f2; }
+    case 3u: { return (*f).f3; }
+    case 4u: { return (*f).f4; }
+    case 5u: { return (*f).f5; }
+    case 6u: { return (*f).f6; }
+    default: { return (*f).f7; }
   }
 }
-fn setO(o: ptr<function, OFragments>, n: u32, x: A) {
+fn setO(f: ptr<function, OFragments>, n: u32, x: A) {
   switch n {
-    case 0u: { (*o).f0 = x; }
-    case 1u: { (*o).f1 = x; }
-    case 2u: { (*o).f2 = x; }
-    case 3u: { (*o).f3 = x; }
-    case 4u: { (*o).f4 = x; }
-    case 5u: { (*o).f5 = x; }
-    case 6u: { (*o).f6 = x; }
-    default: { (*o).f7 = x; }
+    case 0u: { (*f).f0 = x; }
+    case 1u: { (*f).f1 = x; }
+    case 2u: { (*f).f2 = x; }
+    case 3u: { (*f).f3 = x; }
+    case 4u: { (*f).f4 = x; }
+    case 5u: { (*f).f5 = x; }
+    case 6u: { (*f).f6 = x; }
+    default: { (*f).f7 = x; }
   }
 }
 
@@ -239,8 +285,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   // size to its error); with two, the parts of Q·scale·log2(e) carry 22 bits and S needs no further rounding.
   let qScale = select(1.0, params.scaleLog2, PARTS == 2u);
   let sScale = select(params.scaleLog2, 1.0, PARTS == 2u);
-  var qh: array<L, DK_MAX>;
-  var ql: array<L, DK_MAX>;
+  var qh: QFragments;
+  var ql: QFragments;
   for (var q0 = 0u; q0 < BR; q0 += QR) {
     if (q0 > 0u) { workgroupBarrier(); }   // every subgroup has its fragments of the last round
     for (var e = t; e < QR * D4V; e += WG) {
@@ -254,10 +300,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     let at = ((16u * sg) % QR) * KS;
     for (var kk = 0u; kk < DK; kk++) {
       let fh = subgroupMatrixLoad<L, row_major>(&KV, at + 16u * kk, KS);
-      if (mine) { qh[kk] = fh; }
+      if (mine) { setQ(&qh, kk, fh); }
       if (PARTS == 2u) {
         let fl = subgroupMatrixLoad<L, row_major>(&KV, QL + at + 16u * kk, KS);
-        if (mine) { ql[kk] = fl; }
+        if (mine) { setQ(&ql, kk, fl); }
       }
     }
   }
@@ -324,20 +370,20 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
 
     // S = Q_i K_jᵀ for this subgroup's 16 rows (with PARTS = 2, the three products from the smallest up); the key
     // fragments' chains are interleaved so that each one's latency hides behind the others'.
-    var s: array<A, NC_MAX>;
-    for (var c = 0u; c < NC; c++) { s[c] = A(); }
+    var s: SFragments;
+    for (var c = 0u; c < NC; c++) { setS(&s, c, A()); }
     for (var kk = 0u; kk < DK; kk++) {
       for (var c = 0u; c < NC; c++) {
         let kh = subgroupMatrixLoad<R, col_major>(&KV, 16u * c * KS + 16u * kk, KS);
         if (PARTS == 2u) {
           let kl = subgroupMatrixLoad<R, col_major>(&KV, KT + 16u * c * KS + 16u * kk, KS);
-          s[c] = subgroupMatrixMultiplyAccumulate(ql[kk], kh, s[c]);
-          s[c] = subgroupMatrixMultiplyAccumulate(qh[kk], kl, s[c]);
+          setS(&s, c, subgroupMatrixMultiplyAccumulate(getQ(&ql, kk), kh, getS(&s, c)));
+          setS(&s, c, subgroupMatrixMultiplyAccumulate(getQ(&qh, kk), kl, getS(&s, c)));
         }
-        s[c] = subgroupMatrixMultiplyAccumulate(qh[kk], kh, s[c]);
+        setS(&s, c, subgroupMatrixMultiplyAccumulate(getQ(&qh, kk), kh, getS(&s, c)));
       }
     }
-    for (var c = 0u; c < NC; c++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * c, s[c], SO); }
+    for (var c = 0u; c < NC; c++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * c, getS(&s, c), SO); }
     if (KV_TILES == 1u) { workgroupBarrier(); }  // every subgroup is done with K_j: V_j takes its place
 
     // V_j into KV (every subgroup is done with V_(j−1): the barrier at the top), the vectors past the registers read now.
