@@ -42,9 +42,8 @@ export function fragmentStruct({ letter, type }: FragmentSet, count: number): st
 }
 
 /**
- * The same set as an array of DK_MAX behind the same accessors: what the wide-head variant keeps for Q and O, as it was
- * measured at d = 256 (docs/sdpa.md). Sixteen fragments as a struct's members would hold twice the registers of eight
- * beside the rest of the wide kernel's; that is not measured yet.
+ * The same set as an array of DK_MAX behind the same accessors: what the wide-head variant keeps for Q. At d = 256 its
+ * 16 fragments as a struct's members beside O's took the H100 2.03 → 2.18 ms (Gemma's causal prefill: docs/sdpa.md).
  */
 export function fragmentArray({ letter, type }: FragmentSet): string {
   const name = `${letter}Fragments`;
@@ -56,10 +55,10 @@ export function fragmentArray({ letter, type }: FragmentSet): string {
 }
 
 /**
- * The kernel above d = 128: register arrays for 16 fragments across d, Q's and O's as arrays (fragmentArray). The
- * arrays are sized by constants (WGSL sizes a function's arrays by constants only), and sizing them for 256 everywhere
- * cost the H100 4-12% at d = 64 (docs/sdpa.md), so d up to 128 keeps the kernel as written. Made once, when this
- * module loads.
+ * The kernel above d = 128: register arrays for 16 fragments across d, O's 16 as a struct's members and Q's as an array
+ * (fragmentArray), the fastest of the four ways measured at d = 256 (docs/sdpa.md). The arrays are sized by constants
+ * (WGSL sizes a function's arrays by constants only), and sizing them for 256 everywhere cost the H100 4-12% at d = 64
+ * (docs/sdpa.md), so d up to 128 keeps the kernel as written. Made once, when this module loads.
  */
 const WIDE_HEAD_KERNEL: KernelSource = (() => {
   const { code: narrow, label } = ATTENTION_MATRIX_KERNEL;
@@ -72,7 +71,7 @@ const WIDE_HEAD_KERNEL: KernelSource = (() => {
   const code = narrow
     .replace(NARROW_ARRAYS, WIDE_ARRAYS)
     .replace(fragmentStruct(Q_FRAGMENTS, 8), fragmentArray(Q_FRAGMENTS))
-    .replace(fragmentStruct(O_FRAGMENTS, 8), fragmentArray(O_FRAGMENTS));
+    .replace(fragmentStruct(O_FRAGMENTS, 8), fragmentStruct(O_FRAGMENTS, 16));
   return { label: `${label} (d up to 256)`, code };
 })();
 

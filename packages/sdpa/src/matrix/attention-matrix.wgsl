@@ -183,7 +183,7 @@ fn putNextK(t: u32, kvBase: u32, key0: u32, Lk: u32, held: ptr<function, array<P
 // through a switch on its index (getQ, setS, ...), not an array. Indexed by a loop's counter, an array of them was kept
 // in local memory by NVIDIA's compiler, every product into O a load and a store there (docs/kernel-registers.md); the
 // switch folds away where the loop is unrolled. The host writes these blocks (attention-matrix.ts, fragmentStruct), and
-// its wide-head variant (d above 128) replaces Q's and O's with arrays of DK_MAX = 16 behind the same accessors.
+// its wide-head variant (d above 128) gives O 16 members and Q an array of DK_MAX = 16 behind the same accessors.
 struct QFragments {
   f0: L, f1: L, f2: L, f3: L, f4: L, f5: L, f6: L, f7: L,
 }

@@ -44,8 +44,8 @@
 // Changed since, for occupancy (docs/sdpa.md): Q_i is staged QR rows at a time in the room of the key tiles, and with
 // KV_TILES = 1 V_j is staged in K_j's place once every subgroup has S_j, and K_(j+1) in V_j's once every subgroup has
 // added P̃ V_j: a third less memory at d = 128 (two workgroups on an H100 compute unit, not one), one more barrier.
-// Changed since, for registers: O's fragments are a struct's members reached through a switch, not an array, which the
-// driver's compiler kept in local memory (see OFragments).
+// Changed since, for registers: Q_i's, S's and O's fragments are structs' members reached through a switch, not arrays,
+// which the driver's compiler kept in local memory (see QFragments).
 // Why it is fast: the products run on the matrix units (16·16·16 multiply-adds per instruction) and the f16 tensors
 // are read once, at half the bytes of f32.
 
@@ -193,7 +193,7 @@ fn putNextK(t: u32, kvBase: u32, key0: u32, Lk: u32, held: ptr<function, array<P
 // through a switch on its index (getQ, setS, ...), not an array. Indexed by a loop's counter, an array of them was kept
 // in local memory by NVIDIA's compiler, every product into O a load and a store there (docs/kernel-registers.md); the
 // switch folds away where the loop is unrolled. The host writes these blocks (attention-matrix.ts, fragmentStruct), and
-// its wide-head variant (d above 128) replaces Q's and O's with arrays of DK_MAX = 16 behind the same accessors.
+// its wide-head variant (d above 128) gives O 16 members and Q an array of DK_MAX = 16 behind the same accessors.
 alias QFragments = array<L, DK_MAX>;
 fn getQ(f: ptr<function, QFragments>, n: u32) -> L { return (*f)[n]; }
 fn setQ(f: ptr<function, QFragments>, n: u32, x: L) { (*f)[n] = x; }
@@ -216,9 +216,49 @@ fn setS(f: ptr<function, SFragments>, n: u32, x: A) {
     default: { (*f).f3 = x; }
   }
 }
-alias OFragments = array<A, DK_MAX>;
-fn getO(f: ptr<function, OFragments>, n: u32) -> A { return (*f)[n]; }
-fn setO(f: ptr<function, OFragments>, n: u32, x: A) { (*f)[n] = x; }
+struct OFragments {
+  f0: A, f1: A, f2: A, f3: A, f4: A, f5: A, f6: A, f7: A, f8: A, f9: A, f10: A, f11: A, f12: A, f13: A, f14: A, f15: A,
+}
+fn getO(f: ptr<function, OFragments>, n: u32) -> A {
+  switch n {
+    case 0u: { return (*f).f0; }
+    case 1u: { return (*f).f1; }
+    case 2u: { return (*f).f2; }
+    case 3u: { return (*f).f3; }
+    case 4u: { return (*f).f4; }
+    case 5u: { return (*f).f5; }
+    case 6u: { return (*f).f6; }
+    case 7u: { return (*f).f7; }
+    case 8u: { return (*f).f8; }
+    case 9u: { return (*f).f9; }
+    case 10u: { return (*f).f10; }
+    case 11u: { return (*f).f11; }
+    case 12u: { return (*f).f12; }
+    case 13u: { return (*f).f13; }
+    case 14u: { return (*f).f14; }
+    default: { return (*f).f15; }
+  }
+}
+fn setO(f: ptr<function, OFragments>, n: u32, x: A) {
+  switch n {
+    case 0u: { (*f).f0 = x; }
+    case 1u: { (*f).f1 = x; }
+    case 2u: { (*f).f2 = x; }
+    case 3u: { (*f).f3 = x; }
+    case 4u: { (*f).f4 = x; }
+    case 5u: { (*f).f5 = x; }
+    case 6u: { (*f).f6 = x; }
+    case 7u: { (*f).f7 = x; }
+    case 8u: { (*f).f8 = x; }
+    case 9u: { (*f).f9 = x; }
+    case 10u: { (*f).f10 = x; }
+    case 11u: { (*f).f11 = x; }
+    case 12u: { (*f).f12 = x; }
+    case 13u: { (*f).f13 = x; }
+    case 14u: { (*f).f14 = x; }
+    default: { (*f).f15 = x; }
+  }
+}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) t: u32,

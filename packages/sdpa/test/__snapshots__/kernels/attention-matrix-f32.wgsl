@@ -52,8 +52,8 @@
 // Changed since, for occupancy (docs/sdpa.md): Q_i is staged QR rows at a time in the room of the key tiles, and with
 // KV_TILES = 1 V_j is staged in K_j's place once every subgroup has S_j, and K_(j+1) in V_j's once every subgroup has
 // added P̃ V_j: a third less memory at d = 128 (two workgroups on an H100 compute unit, not one), one more barrier.
-// Changed since, for registers: O's fragments are a struct's members reached through a switch, not an array, which the
-// driver's compiler kept in local memory (see OFragments).
+// Changed since, for registers: Q_i's, S's and O's fragments are structs' members reached through a switch, not arrays,
+// which the driver's compiler kept in local memory (see QFragments).
 // Why it is fast: the products run on the matrix units (16·16·16 multiply-adds per instruction) and the f16 tensors
 // are read once, at half the bytes of f32.
 
@@ -201,7 +201,7 @@ fn putNextK(t: u32, kvBase: u32, key0: u32, Lk: u32, held: ptr<function, array<P
 // through a switch on its index (getQ, setS, ...), not an array. Indexed by a loop's counter, an array of them was kept
 // in local memory by NVIDIA's compiler, every product into O a load and a store there (docs/kernel-registers.md); the
 // switch folds away where the loop is unrolled. The host writes these blocks (attention-matrix.ts, fragmentStruct), and
-// its wide-head variant (d above 128) replaces Q's and O's with arrays of DK_MAX = 16 behind the same accessors.
+// its wide-head variant (d above 128) gives O 16 members and Q an array of DK_MAX = 16 behind the same accessors.
 struct QFragments {
   f0: L, f1: L, f2: L, f3: L, f4: L, f5: L, f6: L, f7: L,
 }
