@@ -33,20 +33,21 @@ describe('the default kernel', () => {
     expect(kernelFor(H100_LIKE, LLAMA, { dtype: 'f16', causal: true, softcap: 30 })).toBe('attention-matrix');
     expect(kernelFor(H100_LIKE, { ...LLAMA, d: 72 }, { dtype: 'f16' })).toBe('attention-fp32');
   });
-  it('takes 64-key tiles on attention-matrix at d = 64 where every score is computed, 32 under a band or mask', () => {
+  it('takes 32-key tiles on attention-matrix up to d = 128, with or without a band or mask (64 were slower: docs/sdpa.md)', () => {
     const keys = (dims: SdpaDims, options: PrepareOptions): number | undefined => {
       const plan = planAttention(H100_LIKE, dims, options);
       if (typeof plan === 'string') throw new Error(plan);
       return plan.kernelPlan.constants.BC;
     };
     const BERT: SdpaDims = { B: 32, Hq: 12, Hkv: 12, Lq: 512, Lk: 512, d: 64 };
-    expect(keys(BERT, { dtype: 'f16' })).toBe(64);
+    expect(keys(BERT, { dtype: 'f16' })).toBe(32);
     expect(keys(BERT, { dtype: 'f16', causal: true })).toBe(32);
     expect(keys(BERT, { dtype: 'f16', window: [16, 16] })).toBe(32);
     expect(keys(BERT, { dtype: 'f16', mask: { kind: 'bool', data: new Uint8Array(512).fill(1), shape: [512] } })).toBe(32);
     expect(keys({ ...BERT, d: 128 }, { dtype: 'f16' })).toBe(32);
+    expect(keys({ ...BERT, d: 256 }, { dtype: 'f16' })).toBe(16);
   });
-  it('keeps 32-key tiles and four subgroups at d = 64 where 64-key tiles would not leave room for four (32 KiB)', () => {
+  it('keeps four subgroups at d = 64 within 32 KiB of workgroup memory', () => {
     const small = { ...H100_LIKE, report: { ...H100_LIKE.report, limits: { ...H100_LIKE.report.limits, maxComputeWorkgroupStorageSize: 32768 } } } as GpuContext;
     const plan = planAttention(small, { B: 32, Hq: 12, Hkv: 12, Lq: 512, Lk: 512, d: 64 }, { dtype: 'f16' });
     if (typeof plan === 'string') throw new Error(plan);
@@ -60,7 +61,7 @@ describe('the default kernel', () => {
     };
     // d = 128: 23,056 bytes with one tile (two workgroups in 48 KiB) against 31,760 with two (one).
     expect(constants(LLAMA, { dtype: 'f16', causal: true })).toMatchObject({ KV_TILES: 1, NSG: 4, BC: 32 });
-    // BERT's 64-key tiles: one workgroup either way, so the barrier one tile adds is not paid.
+    // BERT's d = 64: two workgroups either way, so the barrier one tile adds is not paid.
     expect(constants({ B: 32, Hq: 12, Hkv: 12, Lq: 512, Lk: 512, d: 64 }, { dtype: 'f16' })).not.toHaveProperty('KV_TILES');
     // f32 tensors at d = 128 (two parts): four subgroups with one tile, two with two.
     expect(constants({ ...LLAMA, Lq: 1024, Lk: 1024 }, { kernel: 'attention-matrix', causal: true })).toMatchObject({ KV_TILES: 1, NSG: 4 });

@@ -75,7 +75,11 @@ const WIDE_HEAD_KERNEL: KernelSource = (() => {
   return { label: `${label} (d up to 256)`, code };
 })();
 
-/** Keys per tile (BC in the kernel). */
+/**
+ * Keys per tile (BC in the kernel) up to d = 128. At d = 64 with every score computed, 64-key tiles were the default
+ * while the kernel's fragments sat in local memory; since they left it, 32 keys ran the H100's f16 BERT batch in
+ * 0.353 ms against 0.541 with 64, and the unmasked GPT-2 prefill in 0.060 against 0.084 (docs/sdpa.md).
+ */
 const MATRIX_BC = 32;
 /** Most subgroups of 16 query rows per workgroup; fewer where their workgroup memory does not fit. */
 const MAX_SUBGROUPS = 4;
@@ -90,20 +94,6 @@ const MATRIX_MAX_HEAD_SIZE = 256;
 const TWO_PART_MAX_HEAD_SIZE = 128;
 /** Keys per tile above d = 128, where 32-key tiles of K and V would leave room for fewer subgroups. */
 const WIDE_HEAD_BC = 16;
-/**
- * Keys per tile at d = 64 with one part where no band edge, mask or cache length crosses a tile: half the tiles, so
- * half the loop's barriers and fixed costs per key. Measured on the H100 (2026-11-27, f16, two processes, ms): GPT-2
- * 1×12×1024×64 unmasked 0.097 → 0.088-0.089, BERT 32×12×512×64 0.575 → 0.563-0.564; the causal GPT-2 prefill
- * 0.087 → 0.094-0.096 (its diagonal tiles twice as wide), so a band keeps 32 (docs/sdpa.md). 45,072 bytes of
- * workgroup memory with four subgroups: an adapter with less keeps 32 keys and four subgroups.
- */
-const DENSE_D64_BC = 64;
-
-/** Whether every score of the problem is computed: no band, element or block mask, or cache lengths. */
-function dense(problem: SdpaProblem): boolean {
-  return problem.left === Infinity && problem.right === Infinity && !problem.mask && !problem.blockMask && !problem.cacheLengths;
-}
-
 /** A workgroup's shape: its K/V tiles in workgroup memory, subgroups, columns of O per round, and bytes. */
 interface MatrixLayout {
   readonly KV_TILES: number;
@@ -116,8 +106,8 @@ interface MatrixLayout {
  * Two K/V tiles side by side, or one (V_j in K_j's place, one more barrier per tile), whichever keeps more subgroups
  * on a compute unit, counted as if each unit had the adapter's workgroup memory limit: on the H100 it has exactly that
  * (48 KiB: `resident-workgroups` in experiments/, docs/sdpa.md). Llama's d = 128 takes 31,760 bytes with two tiles and
- * 23,056 with one, one workgroup per unit against two, and ran 3.12 → 2.58 ms (f16, causal); BERT's 64-key tiles stay
- * one workgroup either way and lost 5% with the barrier, so a tie keeps two.
+ * 23,056 with one, one workgroup per unit against two, and ran 3.12 → 2.58 ms (f16, causal); BERT's 64-key tiles (its
+ * default then) stayed one workgroup either way and lost 5% with the barrier, so a tie keeps two.
  */
 function chooseKvTiles(two: MatrixLayout, one: MatrixLayout, limit: number): MatrixLayout {
   const resident = ({ NSG, bytes }: MatrixLayout): number => NSG * Math.floor(limit / bytes);
@@ -146,10 +136,7 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   if (PARTS === 2 && d > TWO_PART_MAX_HEAD_SIZE) return `d = ${d} with f32 tensors is above the matrix kernel's ${TWO_PART_MAX_HEAD_SIZE} for two f16 parts (f16 tensors run to ${MATRIX_MAX_HEAD_SIZE})`;
   const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
   const bytesAt = (BC: number, NSG: number, OW: number, KV_TILES = 2): number => kernelWorkgroupBytes(ATTENTION_MATRIX_KERNEL.code, { D: d, NSG, PARTS, OW, BC, KV_TILES });
-  // 64-key tiles only where the plan's subgroups still fit beside them (BERT with 2 subgroups and 64-key tiles ran
-  // 2.7× slower than the plan on the H100: docs/sdpa.md).
-  const denseTiles = d === 64 && PARTS === 1 && dense(problem) && bytesAt(DENSE_D64_BC, MAX_SUBGROUPS, d) <= limit;
-  const BC = tuning?.matrixKeysPerTile ?? (d > 128 ? WIDE_HEAD_BC : denseTiles ? DENSE_D64_BC : MATRIX_BC);
+  const BC = tuning?.matrixKeysPerTile ?? (d > 128 ? WIDE_HEAD_BC : MATRIX_BC);
   const FLUSH = tuning?.matrixFlush ?? (PARTS === 2 ? TWO_PART_FLUSH : 0);
   if (![16, 32, 64].includes(BC)) return `tuning.matrixKeysPerTile is ${BC}; give 16, 32 or 64`;
   if (tuning?.matrixSubgroups !== undefined && ![1, 2, 4, 8].includes(tuning.matrixSubgroups)) return `tuning.matrixSubgroups is ${tuning.matrixSubgroups}; give 1, 2, 4 or 8`;

@@ -15,14 +15,6 @@
 //   FLUSH = 0
 //   CW = 64
 //   KV_TILES = 1
-// 4 subgroups, 64-key tiles, f16 products; override constants:
-//   D = 64
-//   NSG = 4
-//   PARTS = 1
-//   OW = 64
-//   BC = 64
-//   FLUSH = 0
-//   CW = 64
 
 // attention-matrix: resident-o's matrix-unit loop (rung 24) for attention as models call it, with the heads, groups,
 // bands, masks, cache lengths and key ranges of attention-fp32 (whose host runs it: same bindings, same uniform).
