@@ -33,17 +33,20 @@ describe('the default kernel', () => {
     expect(kernelFor(H100_LIKE, LLAMA, { dtype: 'f16', causal: true, softcap: 30 })).toBe('attention-matrix');
     expect(kernelFor(H100_LIKE, { ...LLAMA, d: 72 }, { dtype: 'f16' })).toBe('attention-fp32');
   });
-  it('takes 32-key tiles on attention-matrix up to d = 128, with or without a band or mask (64 were slower: docs/sdpa.md)', () => {
+  it('takes 16-key tiles on attention-matrix at d ≤ 64 with f16 tensors, 32 up to d = 128 and with f32, 16 above (docs/sdpa.md)', () => {
     const keys = (dims: SdpaDims, options: PrepareOptions): number | undefined => {
       const plan = planAttention(H100_LIKE, dims, options);
       if (typeof plan === 'string') throw new Error(plan);
       return plan.kernelPlan.constants.BC;
     };
     const BERT: SdpaDims = { B: 32, Hq: 12, Hkv: 12, Lq: 512, Lk: 512, d: 64 };
-    expect(keys(BERT, { dtype: 'f16' })).toBe(32);
-    expect(keys(BERT, { dtype: 'f16', causal: true })).toBe(32);
-    expect(keys(BERT, { dtype: 'f16', window: [16, 16] })).toBe(32);
-    expect(keys(BERT, { dtype: 'f16', mask: { kind: 'bool', data: new Uint8Array(512).fill(1), shape: [512] } })).toBe(32);
+    expect(keys(BERT, { dtype: 'f16' })).toBe(16);
+    expect(keys(BERT, { dtype: 'f16', causal: true })).toBe(16);
+    expect(keys(BERT, { dtype: 'f16', window: [16, 16] })).toBe(16);
+    expect(keys(BERT, { dtype: 'f16', mask: { kind: 'bool', data: new Uint8Array(512).fill(1), shape: [512] } })).toBe(16);
+    expect(keys({ ...BERT, d: 32 }, { dtype: 'f16' })).toBe(16);
+    expect(keys(BERT, { kernel: 'attention-matrix' })).toBe(32);
+    expect(keys({ ...BERT, d: 80 }, { dtype: 'f16' })).toBe(32);
     expect(keys({ ...BERT, d: 128 }, { dtype: 'f16' })).toBe(32);
     expect(keys({ ...BERT, d: 256 }, { dtype: 'f16' })).toBe(16);
   });
@@ -51,7 +54,7 @@ describe('the default kernel', () => {
     const small = { ...H100_LIKE, report: { ...H100_LIKE.report, limits: { ...H100_LIKE.report.limits, maxComputeWorkgroupStorageSize: 32768 } } } as GpuContext;
     const plan = planAttention(small, { B: 32, Hq: 12, Hkv: 12, Lq: 512, Lk: 512, d: 64 }, { dtype: 'f16' });
     if (typeof plan === 'string') throw new Error(plan);
-    expect(plan.kernelPlan.constants).toMatchObject({ BC: 32, NSG: 4 });
+    expect(plan.kernelPlan.constants).toMatchObject({ BC: 16, NSG: 4 });
   });
   it('stages V in K\'s place where that fits more subgroups on a compute unit (d = 128), and K and V side by side where it does not', () => {
     const constants = (dims: SdpaDims, options: PrepareOptions): Record<string, number> => {
@@ -61,8 +64,10 @@ describe('the default kernel', () => {
     };
     // d = 128: 23,056 bytes with one tile (two workgroups in 48 KiB) against 31,760 with two (one).
     expect(constants(LLAMA, { dtype: 'f16', causal: true })).toMatchObject({ KV_TILES: 1, NSG: 4, BC: 32 });
-    // BERT's d = 64: two workgroups either way, so the barrier one tile adds is not paid.
-    expect(constants({ B: 32, Hq: 12, Hkv: 12, Lq: 512, Lk: 512, d: 64 }, { dtype: 'f16' })).not.toHaveProperty('KV_TILES');
+    // BERT's d = 64 with 16-key tiles: 10,512 bytes with one tile (four workgroups' memory) against 12,816 with two
+    // (three); with f32 tensors (32-key tiles, two parts) one workgroup either way, so the barrier one tile adds is not paid.
+    expect(constants({ B: 32, Hq: 12, Hkv: 12, Lq: 512, Lk: 512, d: 64 }, { dtype: 'f16' })).toMatchObject({ KV_TILES: 1, BC: 16 });
+    expect(constants({ B: 32, Hq: 12, Hkv: 12, Lq: 512, Lk: 512, d: 64 }, { kernel: 'attention-matrix' })).not.toHaveProperty('KV_TILES');
     // f32 tensors at d = 128 (two parts): four subgroups with one tile, two with two.
     expect(constants({ ...LLAMA, Lq: 1024, Lk: 1024 }, { kernel: 'attention-matrix', causal: true })).toMatchObject({ KV_TILES: 1, NSG: 4 });
   });

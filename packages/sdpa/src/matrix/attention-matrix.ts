@@ -76,11 +76,16 @@ const WIDE_HEAD_KERNEL: KernelSource = (() => {
 })();
 
 /**
- * Keys per tile (BC in the kernel) up to d = 128. At d = 64 with every score computed, 64-key tiles were the default
- * while the kernel's fragments sat in local memory; since they left it, 32 keys ran the H100's f16 BERT batch in
- * 0.353 ms against 0.541 with 64, and the unmasked GPT-2 prefill in 0.060 against 0.084 (docs/sdpa.md).
+ * Keys per tile (BC in the kernel) from d = 65 to 128, and with two parts (f32 tensors) at every head size: 16 keys ran
+ * Llama's f16 d = 128 prefills 3-5% slower on the H100 (docs/sdpa.md).
  */
 const MATRIX_BC = 32;
+/**
+ * Keys per tile at d ≤ 64 with one part (f16 tensors). While the kernel's fragments sat in local memory, 64 keys were
+ * the fastest where every score is computed; since they left it, on the H100 (f16, docs/sdpa.md) the BERT batch ran
+ * 0.541 ms with 64 keys, 0.357 with 32 and 0.293 with 16, the causal GPT-2 prefill 0.063 with 32 and 0.057 with 16.
+ */
+const NARROW_HEAD_BC = 16;
 /** Most subgroups of 16 query rows per workgroup; fewer where their workgroup memory does not fit. */
 const MAX_SUBGROUPS = 4;
 /**
@@ -136,7 +141,7 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   if (PARTS === 2 && d > TWO_PART_MAX_HEAD_SIZE) return `d = ${d} with f32 tensors is above the matrix kernel's ${TWO_PART_MAX_HEAD_SIZE} for two f16 parts (f16 tensors run to ${MATRIX_MAX_HEAD_SIZE})`;
   const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
   const bytesAt = (BC: number, NSG: number, OW: number, KV_TILES = 2): number => kernelWorkgroupBytes(ATTENTION_MATRIX_KERNEL.code, { D: d, NSG, PARTS, OW, BC, KV_TILES });
-  const BC = tuning?.matrixKeysPerTile ?? (d > 128 ? WIDE_HEAD_BC : MATRIX_BC);
+  const BC = tuning?.matrixKeysPerTile ?? (d > 128 ? WIDE_HEAD_BC : d <= 64 && PARTS === 1 ? NARROW_HEAD_BC : MATRIX_BC);
   const FLUSH = tuning?.matrixFlush ?? (PARTS === 2 ? TWO_PART_FLUSH : 0);
   if (![16, 32, 64].includes(BC)) return `tuning.matrixKeysPerTile is ${BC}; give 16, 32 or 64`;
   if (tuning?.matrixSubgroups !== undefined && ![1, 2, 4, 8].includes(tuning.matrixSubgroups)) return `tuning.matrixSubgroups is ${tuning.matrixSubgroups}; give 1, 2, 4 or 8`;

@@ -1,11 +1,12 @@
-// 4 subgroups, 32-key tiles, f16 products, O flushed 32 columns at a time; override constants:
+// 4 subgroups, 16-key tiles (V in K's place), f16 products, O flushed 16 columns at a time; override constants:
 //   D = 64
 //   NSG = 4
 //   PARTS = 1
-//   OW = 32
-//   BC = 32
+//   OW = 16
+//   BC = 16
 //   FLUSH = 0
 //   CW = 64
+//   KV_TILES = 1
 // 4 subgroups, 32-key tiles (V in K's place), f16 products, O flushed 32 columns at a time; override constants:
 //   D = 128
 //   NSG = 4
