@@ -35,7 +35,7 @@
 // Taken from rung 25 f16-resident since (docs/sdpa.md has each change's measurements):
 // - the softmax reads S and writes P̃ four neighbouring keys at a time;
 // - each subgroup's S tile is BC columns wide (always with one part; with two where that fits more subgroups), O
-//   passing through it OW columns at a time, and the workgroup's memory kept small (23.0 KiB at d = 64 with one part);
+//   passing through it OW columns at a time, and the workgroup's memory kept small (docs/sdpa.md has its sizes);
 // - the tile schedule: V_j is read into registers before S_j is computed and staged after it, K_(j+1) read before the
 //   softmax and staged after it, so that each read's latency hides behind other work;
 // - with one part (FLUSH = 0), O stays in the matrix units for the whole key loop and is rescaled in place (through
