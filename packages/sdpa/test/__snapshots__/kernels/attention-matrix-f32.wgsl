@@ -426,7 +426,8 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     let checked = params.mask == 1u || (params.blocks == 1u && params.blockTiles == 0u) || key0 + BC > Lk ||
                   i32(key0) < allFirst || i32(key0 + BC - 1u) > allLast;
     // The invocation's BC / 2 keys are vectors of four neighbouring keys, as rung 25 reads them: a quarter of the
-    // index arithmetic, and loads and stores the compiler can merge.
+    // index arithmetic, and loads and stores the compiler can merge. An array, unlike the fragments: as a struct behind
+    // a switch it left local memory at 64-key tiles but made the loop slower (docs/sdpa.md).
     var sv: array<vec4<f32>, BC_MAX / 8u>;
     var mx = LOWEST;
     for (var x = 0u; x < BC / 8u; x++) {
