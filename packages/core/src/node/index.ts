@@ -98,6 +98,28 @@ export async function nodeGpu(boundsChecks = boundsChecksWanted()): Promise<GPU>
   return instanceWith(webgpu, dawnFlags(boundsChecks, extraDawnToggles()));
 }
 
+/**
+ * A device on Dawn's null backend, or why there is none. It runs nothing, but creating a shader module on it runs Dawn's
+ * shader compiler in full, with subgroup matrices and shader-f16 enabled: so tests can check the WGSL of kernels that
+ * the software GPU cannot run (lavapipe has no subgroup matrices) without a GPU. Its limits are WebGPU's defaults, so a
+ * module's pipelines, with their own limits, are not created here.
+ */
+export async function nullBackendDevice(): Promise<{ device: GPUDevice; reason?: undefined } | { device?: undefined; reason: string }> {
+  let webgpu: typeof import('webgpu');
+  try {
+    webgpu = await import('webgpu');
+  } catch (error) {
+    return { reason: `Dawn (the webgpu package) failed to load: ${oneLine(error)}` };
+  }
+  Object.assign(globalThis, webgpu.globals);
+  const adapter = await instanceWith(webgpu, ['backend=null', ...dawnFlags(false)]).requestAdapter();
+  if (!adapter) return { reason: 'Dawn offers no null backend here' };
+  const wanted: GPUFeatureName[] = ['chromium-experimental-subgroup-matrix' as GPUFeatureName, 'subgroups', 'shader-f16'];
+  const missing = wanted.filter((feature) => !adapter.features.has(feature));
+  if (missing.length > 0) return { reason: `Dawn's null backend lacks ${missing.join(', ')}` };
+  return { device: await adapter.requestDevice({ requiredFeatures: wanted }) };
+}
+
 /** Milliseconds of each step of starting the GPU: loading Dawn, the instance and adapter, the device. */
 export interface GpuStartTimes {
   loadMs: number;

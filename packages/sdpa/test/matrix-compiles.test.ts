@@ -1,0 +1,52 @@
+/**
+ * attention-matrix's modules through Dawn's shader compiler, without a GPU. The software GPU has no subgroup matrices,
+ * so no other test here runs the matrix kernel (`hw4-cli sdpa --conformance` does, on a GPU that has them); Dawn's null
+ * backend compiles a module in full. Each variant the host makes must compile without an error: f16 tensors up to
+ * d = 128 (the file as written, the fragments' structs), above it (the wide-head variant, made by replacing blocks of
+ * the file), and f32 tensors' two parts. A module with one broken line must not, so that the check can fail.
+ */
+import { describe, expect, it } from 'vitest';
+import { sdpaProblem, type SdpaDims } from '@fa/core';
+import { nullBackendDevice } from '@fa/core/node';
+import type { TensorType } from '../src/kernel-support.js';
+import { matrixPlan } from '../src/matrix/attention-matrix.js';
+import { H100_LIKE } from './h100-like.js';
+
+const acquired = await nullBackendDevice();
+
+/** The compiler's errors on `code`, one line each. */
+async function compileErrors(device: GPUDevice, code: string): Promise<string[]> {
+  device.pushErrorScope('validation');
+  const module = device.createShaderModule({ code });
+  const { messages } = await module.getCompilationInfo();
+  await device.popErrorScope();
+  return messages.filter(({ type }) => type === 'error').map(({ lineNum, message }) => `line ${lineNum}: ${message.split('\n')[0]}`);
+}
+
+/** The module the host hands Dawn for a causal prefill of head size d. */
+function moduleFor(d: number, dtype: TensorType): string {
+  const dims: SdpaDims = { B: 1, Hq: 8, Hkv: 2, Lq: 1024, Lk: 1024, d };
+  const plan = matrixPlan(sdpaProblem(dims, { causal: true }), H100_LIKE, true, dtype);
+  if (typeof plan === 'string') throw new Error(`the plan declined d = ${d}, ${dtype}: ${plan}`);
+  return plan.kernel.code;
+}
+
+describe('attention-matrix on Dawn\'s shader compiler (null backend)', () => {
+  const variants: [string, number, TensorType][] = [
+    ['f16 tensors, d up to 128', 128, 'f16'],
+    ['f16 tensors, the wide-head variant (d above 128)', 256, 'f16'],
+    ['f32 tensors (two parts)', 64, 'f32'],
+  ];
+  for (const [name, d, dtype] of variants) {
+    it(`compiles: ${name}`, async (context) => {
+      if (!acquired.device) return context.skip(`no null backend: ${acquired.reason}`);
+      expect(await compileErrors(acquired.device, moduleFor(d, dtype))).toEqual([]);
+    });
+  }
+  it('reports an error in a module with one broken line', async (context) => {
+    if (!acquired.device) return context.skip(`no null backend: ${acquired.reason}`);
+    const broken = moduleFor(256, 'f16').replace('fn getQ(f: ptr<function, QFragments>, n: u32) -> L', 'fn getQ(f: ptr<function, QFragments>, n: u32) -> A');
+    expect(broken).not.toBe(moduleFor(256, 'f16'));
+    expect((await compileErrors(acquired.device, broken)).length).toBeGreaterThan(0);
+  });
+});
