@@ -154,6 +154,8 @@ export interface SdpaBenchRow {
   dims: SdpaDims;
   /** The kernel that ran it. */
   impl: string;
+  /** That kernel's plan in words: its tiles, subgroups or invocations (the plan's summary). */
+  plan: string;
   /** K and V read per call ÷ median time, GB/s. */
   kvGBs: number;
   /** Largest error on the sampled rows against float64. */
@@ -263,7 +265,7 @@ export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number
     for (let r = 0; r < rounds; r++) times.push(...(await round(lead)));
     for (const buffer of Object.values(buffers)) buffer.destroy();
     const ms = median(times);
-    return { name: c.name, dims: c.dims, impl: prepared.impl, kvGBs: kvBytes(c) / ms / 1e6, maxError, ms, msMin: Math.min(...times), msMax: Math.max(...times) };
+    return { name: c.name, dims: c.dims, impl: prepared.impl, plan: prepared.plan.kernelPlan.summary, kvGBs: kvBytes(c) / ms / 1e6, maxError, ms, msMin: Math.min(...times), msMax: Math.max(...times) };
   } finally {
     prepared.dispose();
   }

@@ -2,8 +2,9 @@
  * `hw4-cli sdpa --bench`: the model-shaped cases (bench/sdpa.ts) on our kernels, beside PyTorch (fp32 and fp16, and fp16
  * per backend: FlashAttention-2, cuDNN, FlexAttention; CUDA events) and, with --ort, ONNX Runtime's WebGPU attention (bench/ort.ts), each case checked on sampled rows against
  * float64 before it is timed. The table goes to standard output; with --out DIR the rows also go to
- * DIR/sdpa-<adapter>.json (checked before anything is measured), one row per case: name, dtype, impl, ms (median),
- * msMin, msMax, tflops, kvGBs (K and V bytes ÷ time), maxError, torch (ms per backend, or why not), ort (ms, or why not).
+ * DIR/sdpa-<adapter>.json (checked before anything is measured), one row per case: name, dtype, impl, plan (the
+ * kernel's sizes in words), ms (median), msMin, msMax, tflops, kvGBs (K and V bytes ÷ time), maxError, torch (ms per
+ * backend, or why not), ort (ms, or why not); and FA_SDPA_TUNING's sizes as `tuning`, where it is set.
  */
 import { join } from 'node:path';
 import { adapterName } from '@fa/core';
@@ -14,7 +15,7 @@ import { EXIT, ExitError, UsageError } from '../exit-codes.js';
 import type { Reporter } from '../output.js';
 import { ensureOrt, onnxProblem, ORT_VERSION, timeOrt } from '../bench/ort.js';
 import { checkReportFolder, makeReportFolder, reportSlug } from '../bench/report-folder.js';
-import { copyBandwidth, SDPA_BENCH_CASES, timeOurs, timeTorchCases, type SdpaBenchCase } from '../bench/sdpa.js';
+import { copyBandwidth, SDPA_BENCH_CASES, timeOurs, timeTorchCases, tuningFromEnvironment, type SdpaBenchCase } from '../bench/sdpa.js';
 
 const print = (line: string): void => {
   process.stdout.write(`${line}\n`);
@@ -68,7 +69,7 @@ export async function sdpaBench(out: Reporter, values: Values, json: boolean): P
       torch: typeof torch === 'string' ? { reason: torch } : (torch.rows[n] ?? {}),
       ort: typeof ortMs === 'number' ? { ms: ortMs } : { reason: ortMs, ms: undefined },
     });
-    out.info(`${c.name}: ${ours.ms.toFixed(3)} ms${typeof ortMs === 'number' ? `, ONNX Runtime ${ortMs.toFixed(3)} ms` : ''}`);
+    out.info(`${c.name}: ${ours.ms.toFixed(3)} ms on ${ours.impl} (${ours.plan})${typeof ortMs === 'number' ? `, ONNX Runtime ${ortMs.toFixed(3)} ms` : ''}`);
   }
   const record = {
     adapter: adapterName(env.gpu.report),
@@ -76,6 +77,7 @@ export async function sdpaBench(out: Reporter, values: Values, json: boolean): P
     torch: typeof torch === 'string' ? torch : torch.version,
     ort: values.ort === true ? `onnxruntime-node ${ORT_VERSION}, WebGPU EP` : 'not requested (--ort)',
     copyGBs,
+    ...tuningFromEnvironment(),
     rows,
   };
   if (outDir !== undefined) {
