@@ -248,6 +248,8 @@ Environment
                checked by the conformance suite, run 6-62% faster without them on an H100); turn them on to debug a kernel
   FA_DAWN_TOGGLES=a,b   more Dawn toggles, e.g. dump_shaders: each shader's WGSL and SPIR-V on standard output
                (scripts/kernel-registers.mjs reads it: registers per kernel, docs/kernel-registers.md)
+  FA_SDPA_TUNING='{"matrixKeysPerTile":32}'   with sdpa --bench and sdpa --conformance: kernel sizes instead of the
+               plans', for experiments (a JSON object of integers; a key it does not know is refused, with the list)
 
 Examples
   hw4-cli in.bin out.bin                          fastest rung available here

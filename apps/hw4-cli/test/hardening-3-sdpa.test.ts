@@ -391,6 +391,20 @@ describe('options of another mode are refused (17)', () => {
   });
 });
 
+describe('FA_SDPA_TUNING that is not sizes is refused before any GPU work', () => {
+  it.each([
+    [['--bench', '--no-torch', '--cases', '9'], '{"bogus":1}'],
+    [['--bench', '--no-torch', '--cases', '9'], 'matrixKeysPerTile=32'],
+    [['--conformance'], '{"matrixKeysPerTile":1.5}'],
+    [['--conformance'], '[16]'],
+  ])('%j with %s: exit 2, one line', (args, tuning) => {
+    // No GPU here: the refusal comes first, or the command would say it needs one.
+    const run = cli(['sdpa', ...args], { ...NO_GPU, FA_SDPA_TUNING: tuning });
+    expect(run.code, run.stderr).toBe(2);
+    oneError(run.stderr, /^hw4-cli: error: FA_SDPA_TUNING is .*; give a JSON object of integers with keys keysPerTile, .*matrixKeysPerTile.*, or unset it$/);
+  });
+});
+
 describe('values on which float32 could overflow (Q and K of about 1e20)', () => {
   const big = (name: string, shape: number[], seed: number): string => file(name, encodeNpy(shape, Float32Array.from(values(shape.reduce((a, n) => a * n, 1), seed), (x) => x * 1e20)));
   const bigQ = big('big-q.npy', [1, 2, 3, 8], 4);

@@ -13,6 +13,7 @@ import { sdpaOracleRow } from '@fa/reference';
 import { keepBusy } from './warm-up.js';
 import { floatsToHalves, halvesToFloats, prepareAttention, TUNING_KEYS, type DecodeTuning, type GpuKernelId, type TensorType } from '@fa/sdpa';
 import { median } from './measure.js';
+import { UsageError } from '../exit-codes.js';
 
 export interface SdpaBenchCase {
   readonly name: string;
@@ -183,16 +184,23 @@ function values(count: number, seed: number): Float32Array {
 
 /**
  * Kernel sizes an experiment sets instead of the plans': FA_SDPA_TUNING='{"keysPerTile":64,"targetWorkgroups":1024,"prefillSplits":2}'
- * (`sdpa --bench`, and `sdpa --conformance`, e.g. '{"decodeLoop":2}' for the decode kernel's lane loop).
- * A value that is not such an object is an error, not a silent default.
+ * (`sdpa --bench`, and `sdpa --conformance`, e.g. '{"matrixKeysPerTile":32}' for the matrix kernel's key tiles).
+ * A value that is not such an object is a usage error (exit 2), not a silent default; the commands check it before
+ * any GPU work.
  */
 export function tuningFromEnvironment(): { tuning?: DecodeTuning } {
   const text = process.env.FA_SDPA_TUNING;
   if (text === undefined || text === '') return {};
-  const parsed: unknown = JSON.parse(text);
   const known: readonly string[] = TUNING_KEYS;
-  if (typeof parsed !== 'object' || parsed === null || Object.entries(parsed).some(([key, value]) => !known.includes(key) || !Number.isSafeInteger(value))) {
-    throw new Error(`FA_SDPA_TUNING is ${text}; give a JSON object of integers with keys ${known.join(', ')}`);
+  const refused = new UsageError(`FA_SDPA_TUNING is ${text}; give a JSON object of integers with keys ${known.join(', ')}, or unset it`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw refused;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || Object.entries(parsed).some(([key, value]) => !known.includes(key) || !Number.isSafeInteger(value))) {
+    throw refused;
   }
   return { tuning: parsed };
 }

@@ -82,6 +82,7 @@ async function conformance(out: Reporter, values: Values, json: boolean): Promis
   const dtypeText = stringFlag(values, 'dtype') ?? 'f32,f16';
   const dtypes = dtypeText.split(',');
   if (dtypes.some((t) => t !== 'f32' && t !== 'f16')) throw new UsageError(`--dtype ${shown(dtypeText)}: give f32, f16 or f32,f16`);
+  const tuning = tuningFromEnvironment();
   const env = await makeEnv({ gpu: true, threads: 1 });
   if (!env.gpu) throw new ExitError(`sdpa --conformance needs a GPU: ${env.gpuUnavailableReason ?? 'none found'}`, EXIT.usage);
   const gpu = env.gpu;
@@ -92,7 +93,7 @@ async function conformance(out: Reporter, values: Values, json: boolean): Promis
         // The append case writes f32 caches; it runs with f32 tensors only.
         for (const dtype of (c.append === undefined ? dtypes : ['f32']) as TensorType[]) {
           // Planned once: a kernel that cannot run the case says why; otherwise the check prepares this plan.
-          const plan = planAttention(gpu, c.dims, { ...c.options, dtype, lse: true, ...(kernel ? { kernel } : {}), ...tuningFromEnvironment() });
+          const plan = planAttention(gpu, c.dims, { ...c.options, dtype, lse: true, ...(kernel ? { kernel } : {}), ...tuning });
           const row = { case: c.name, kernel: kernel ?? 'default', dtype };
           if (typeof plan === 'string') {
             if (kernel === undefined) throw new UnsupportedShapeError(`${c.name}: the default kernel cannot run this case here: ${plan}`);

@@ -52,6 +52,7 @@ export async function sdpaBench(out: Reporter, values: Values, json: boolean): P
   if (indices?.every((n) => Number.isInteger(n) && n >= 0 && n < SDPA_BENCH_CASES.length) !== true) throw new UsageError(`--cases ${shown(chosen ?? '')}: give case numbers 0 to ${SDPA_BENCH_CASES.length - 1}, comma-separated`);
   const outDir = stringFlag(values, 'out');
   if (outDir !== undefined) checkReportFolder(outDir);
+  const tuning = tuningFromEnvironment();
   const env = await makeEnv({ gpu: true, threads: 1 });
   if (!env.gpu) throw new ExitError(`sdpa --bench needs a GPU: ${env.gpuUnavailableReason ?? 'none found'}`, EXIT.usage);
   const cases = indices.map((n) => SDPA_BENCH_CASES[n] as SdpaBenchCase);
@@ -77,7 +78,7 @@ export async function sdpaBench(out: Reporter, values: Values, json: boolean): P
     torch: typeof torch === 'string' ? torch : torch.version,
     ort: values.ort === true ? `onnxruntime-node ${ORT_VERSION}, WebGPU EP` : 'not requested (--ort)',
     copyGBs,
-    ...tuningFromEnvironment(),
+    ...tuning,
     rows,
   };
   if (outDir !== undefined) {
