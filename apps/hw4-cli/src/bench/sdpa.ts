@@ -208,8 +208,11 @@ export function tuningFromEnvironment(): { tuning?: DecodeTuning } {
 /** GPU work before the timed dispatches of a round, in milliseconds. */
 const LEAD_MS = 20;
 
-/** Times one case on our kernel; its error on `samples` rows first. */
-export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number, perRound: number, samples = 8): Promise<Omit<SdpaBenchRow, 'torch'>> {
+/**
+ * Times one case on our kernel, with `tuning`'s sizes where given (the command's tuningFromEnvironment); its error on
+ * `samples` rows first.
+ */
+export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number, perRound: number, tuning: { tuning?: DecodeTuning } = {}, samples = 8): Promise<Omit<SdpaBenchRow, 'torch'>> {
   const { B, Hq, Hkv, Lq, Lk, d } = c.dims;
   const dv = valueHeadSize(c.dims);
   const problem = sdpaProblem(c.dims, c.reference?.() ?? c.options);
@@ -224,7 +227,7 @@ export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number
   const tk = tensor(B * Hkv * Lk * d, 2);
   const tv = tensor(B * Hkv * Lk * dv, 3);
   const [q, k, v] = [tq.exact, tk.exact, tv.exact];
-  const prepared = await prepareAttention(gpu, c.dims, { ...c.options, dtype: c.dtype ?? 'f32', ...(c.kernel ? { kernel: c.kernel } : {}), ...tuningFromEnvironment() });
+  const prepared = await prepareAttention(gpu, c.dims, { ...c.options, dtype: c.dtype ?? 'f32', ...(c.kernel ? { kernel: c.kernel } : {}), ...tuning });
   try {
     const ran = await prepared.run(tq.stored, tk.stored, tv.stored);
     const out = ran.out instanceof Uint16Array ? halvesToFloats(ran.out) : ran.out;

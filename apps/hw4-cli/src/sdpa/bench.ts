@@ -61,7 +61,7 @@ export async function sdpaBench(out: Reporter, values: Values, json: boolean): P
   const copyGBs = await copyBandwidth(env.gpu);
   const rows = [];
   for (const [n, c] of cases.entries()) {
-    const ours = await timeOurs(env.gpu, c, 5, 10);
+    const ours = await timeOurs(env.gpu, c, 5, 10, tuning);
     const ortMs = ortCell(ort, c);
     rows.push({
       ...ours,
