@@ -405,6 +405,14 @@ describe('FA_SDPA_TUNING that is not sizes is refused before any GPU work', () =
   });
 });
 
+describe('FA_BENCH_ALLOCATIONS that is not a count is refused before any GPU work', () => {
+  it.each(['0', '1.5', 'two', '101', '-3'])('%s: exit 2, one line', (count) => {
+    const run = cli(['sdpa', '--bench', '--no-torch', '--cases', '9'], { ...NO_GPU, FA_BENCH_ALLOCATIONS: count });
+    expect(run.code, run.stderr).toBe(2);
+    oneError(run.stderr, /^hw4-cli: error: FA_BENCH_ALLOCATIONS is .*; give a whole number of buffer sets from 1 to 100, or unset it$/);
+  });
+});
+
 describe('values on which float32 could overflow (Q and K of about 1e20)', () => {
   const big = (name: string, shape: number[], seed: number): string => file(name, encodeNpy(shape, Float32Array.from(values(shape.reduce((a, n) => a * n, 1), seed), (x) => x * 1e20)));
   const bigQ = big('big-q.npy', [1, 2, 3, 8], 4);

@@ -10,7 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { checked, computePipelines, PassTimer, rowOffset, sdpaProblem, valueHeadSize, type GpuContext, type SdpaDims, type SdpaOptions } from '@fa/core';
 import { sdpaOracleRow } from '@fa/reference';
-import { keepBusy } from './warm-up.js';
+import { keepBusy, queuedRounds } from './warm-up.js';
 import { floatsToHalves, halvesToFloats, prepareAttention, TUNING_KEYS, type DecodeTuning, type GpuKernelId, type TensorType } from '@fa/sdpa';
 import { median } from './measure.js';
 import { UsageError } from '../exit-codes.js';
@@ -164,6 +164,8 @@ export interface SdpaBenchRow {
   ms: number;
   msMin: number;
   msMax: number;
+  /** With FA_BENCH_ALLOCATIONS: the median ms on each set of buffers, in the order timed. */
+  allocationMs?: number[];
   /**
    * PyTorch's median ms, or why there is none: `fp32` and `fp16` as SDPA dispatches them, and the fp16 backends by name,
    * `fp16FA2` (FlashAttention-2), `fp16cuDNN` and `fp16Flex` (FlexAttention, compiled, with its block mask).
@@ -205,14 +207,58 @@ export function tuningFromEnvironment(): { tuning?: DecodeTuning } {
   return { tuning: parsed };
 }
 
+type BenchBuffers = { q: GPUBuffer; k: GPUBuffer; v: GPUBuffer; out: GPUBuffer };
+
+/** How the bench times each case: FA_SDPA_TUNING's sizes, and FA_BENCH_ALLOCATIONS's buffer sets. */
+export interface BenchSettings {
+  readonly tuning?: DecodeTuning;
+  /** Sets of input and output buffers each case is timed on, one after another (default 1). */
+  readonly allocations?: number;
+}
+
+/**
+ * FA_BENCH_ALLOCATIONS=N: time each case on N sets of buffers, one after another, each after its own warm-up; the row
+ * keeps each set's median (`allocationMs`). An experiment's switch: whether a time depends on where the tensors lie.
+ */
+export function allocationsFromEnvironment(): { allocations?: number } {
+  const text = process.env.FA_BENCH_ALLOCATIONS;
+  if (text === undefined || text === '') return {};
+  const n = Number(text);
+  if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(n) || n < 1 || n > 100) throw new UsageError(`FA_BENCH_ALLOCATIONS is ${text}; give a whole number of buffer sets from 1 to 100, or unset it`);
+  return { allocations: n };
+}
+
+/**
+ * `rounds` rounds of `lead` untimed and `perRound` timed dispatches, encoded by `encode` with timers[k % 2], one queued
+ * behind another: each timed dispatch's milliseconds, or, without timestamps, the round's wall time per dispatch.
+ */
+async function timedRounds(device: GPUDevice, timers: readonly PassTimer[], rounds: number, lead: number, perRound: number, encode: (timer: PassTimer) => GPUCommandBuffer): Promise<number[][]> {
+  const submitted: number[] = [];
+  let lastDone = 0;
+  return queuedRounds(
+    device,
+    rounds,
+    (k) => {
+      submitted[k] = performance.now();
+      device.queue.submit([encode(timers[k % 2] as PassTimer)]);
+    },
+    async (k) => {
+      const now = performance.now();
+      const wall = (now - Math.max(submitted[k] as number, lastDone)) / (lead + perRound);
+      lastDone = now;
+      return (await (timers[k % 2] as PassTimer).readAll()) ?? [wall];
+    },
+  );
+}
+
 /** GPU work before the timed dispatches of a round, in milliseconds. */
 const LEAD_MS = 20;
 
 /**
- * Times one case on our kernel, with `tuning`'s sizes where given (the command's tuningFromEnvironment); its error on
- * `samples` rows first.
+ * Times one case on our kernel, with the settings' sizes and buffer sets where given (the command's
+ * tuningFromEnvironment and allocationsFromEnvironment); its error on `samples` rows first.
  */
-export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number, perRound: number, tuning: { tuning?: DecodeTuning } = {}, samples = 8): Promise<Omit<SdpaBenchRow, 'torch'>> {
+export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number, perRound: number, settings: BenchSettings = {}, samples = 8): Promise<Omit<SdpaBenchRow, 'torch'>> {
   const { B, Hq, Hkv, Lq, Lk, d } = c.dims;
   const dv = valueHeadSize(c.dims);
   const problem = sdpaProblem(c.dims, c.reference?.() ?? c.options);
@@ -227,7 +273,7 @@ export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number
   const tk = tensor(B * Hkv * Lk * d, 2);
   const tv = tensor(B * Hkv * Lk * dv, 3);
   const [q, k, v] = [tq.exact, tk.exact, tv.exact];
-  const prepared = await prepareAttention(gpu, c.dims, { ...c.options, dtype: c.dtype ?? 'f32', ...(c.kernel ? { kernel: c.kernel } : {}), ...tuning });
+  const prepared = await prepareAttention(gpu, c.dims, { ...c.options, dtype: c.dtype ?? 'f32', ...(c.kernel ? { kernel: c.kernel } : {}), ...(settings.tuning ? { tuning: settings.tuning } : {}) });
   try {
     const ran = await prepared.run(tq.stored, tk.stored, tv.stored);
     const out = ran.out instanceof Uint16Array ? halvesToFloats(ran.out) : ran.out;
@@ -244,12 +290,11 @@ export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number
       device.queue.writeBuffer(buffer, 0, data);
       return buffer;
     };
-    const buffers = { q: make(tq.stored), k: make(tk.stored), v: make(tv.stored), out: make(ran.out) };
     // Each dispatch its own pair of timestamps (wall-clock when the adapter has none). A timed round starts with
-    // `lead` untimed dispatches, so that the GPU has been busy for about 20 ms when the timed ones run: between rounds
-    // it waits for the readback, and short rounds let the clock fall (warm-up.ts).
-    const timer = new PassTimer(gpu, perRound);
-    const round = async (lead = 0): Promise<number[]> => {
+    // `lead` untimed dispatches, and one round waits in the queue behind the one running (queuedRounds), so that the
+    // GPU never idles between rounds and its clock stays up (warm-up.ts).
+    const timers = [new PassTimer(gpu, perRound), new PassTimer(gpu, perRound)];
+    const encodeRound = (buffers: BenchBuffers, timer: PassTimer, lead: number): GPUCommandBuffer => {
       const encoder = device.createCommandEncoder();
       for (let r = 0; r < lead; r++) prepared.encode(encoder, buffers);
       for (let r = 0; r < perRound; r++) {
@@ -257,26 +302,33 @@ export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number
         prepared.encode(encoder, buffers, timer.writes(true, true));
       }
       timer.resolve(encoder);
-      const t = performance.now();
-      device.queue.submit([encoder.finish()]);
-      await device.queue.onSubmittedWorkDone();
-      const wall = (performance.now() - t) / (lead + perRound);
-      return (await timer.readAll()) ?? [wall];
+      return encoder.finish();
     };
-    const estimate = median(await round());
-    await keepBusy(
-      device,
-      (encoder) => {
-        prepared.encode(encoder, buffers);
-      },
-      estimate,
-    );
-    const lead = Math.min(2000, Math.max(0, Math.ceil(LEAD_MS / Math.max(estimate, 1e-3)) - perRound));
     const times: number[] = [];
-    for (let r = 0; r < rounds; r++) times.push(...(await round(lead)));
-    for (const buffer of Object.values(buffers)) buffer.destroy();
+    const allocationMs: number[] = [];
+    try {
+      for (let a = 0; a < (settings.allocations ?? 1); a++) {
+        const buffers = { q: make(tq.stored), k: make(tk.stored), v: make(tv.stored), out: make(ran.out) };
+        const once = await timedRounds(device, timers, 1, 0, perRound, (timer) => encodeRound(buffers, timer, 0));
+        const estimate = median(once.flat());
+        await keepBusy(
+          device,
+          (encoder) => {
+            prepared.encode(encoder, buffers);
+          },
+          estimate,
+        );
+        const lead = Math.min(2000, Math.max(0, Math.ceil(LEAD_MS / Math.max(estimate, 1e-3)) - perRound));
+        const mine = (await timedRounds(device, timers, rounds, lead, perRound, (timer) => encodeRound(buffers, timer, lead))).flat();
+        for (const buffer of Object.values(buffers)) buffer.destroy();
+        times.push(...mine);
+        allocationMs.push(median(mine));
+      }
+    } finally {
+      for (const timer of timers) timer.destroy();
+    }
     const ms = median(times);
-    return { name: c.name, dims: c.dims, impl: prepared.impl, plan: prepared.plan.kernelPlan.summary, kvGBs: kvBytes(c) / ms / 1e6, maxError, ms, msMin: Math.min(...times), msMax: Math.max(...times) };
+    return { name: c.name, dims: c.dims, impl: prepared.impl, plan: prepared.plan.kernelPlan.summary, kvGBs: kvBytes(c) / ms / 1e6, maxError, ms, msMin: Math.min(...times), msMax: Math.max(...times), ...(allocationMs.length > 1 ? { allocationMs } : {}) };
   } finally {
     prepared.dispose();
   }

@@ -18,17 +18,64 @@ export function warmUpMs(env: NodeJS.ProcessEnv = process.env): number {
   return ms;
 }
 
+/** Most milliseconds the warm-up goes on past warmUpMs() while the GPU is still getting faster. */
+const SETTLE_MAX_MS = 3000;
+/** A burst counts as faster than the one before when it takes less than this fraction of its time. */
+const SETTLED = 0.99;
+
 /**
  * Submits bursts of `encodeOne` (about BURST_MS of GPU work each, from `msPerDispatch`, one measured round's median)
- * until warmUpMs() have passed, waiting for each burst before the next.
+ * until warmUpMs() have passed and the bursts stop getting faster (at most SETTLE_MAX_MS more). One burst always waits
+ * in the queue behind the one running, so that the GPU never idles while the next is encoded: with a gap per burst
+ * the governor held the H100's SM clock between 1300 and 1700 MHz through bursts of small kernels, and a clock
+ * rising from idle took about a second to reach 1980 MHz (docs/sdpa.md, "The bench and the GPU's clock").
  */
 export async function keepBusy(device: GPUDevice, encodeOne: (encoder: GPUCommandEncoder) => void, msPerDispatch: number): Promise<void> {
+  if (warmUpMs() === 0) return;
   const burst = Math.min(5000, Math.max(1, Math.ceil(BURST_MS / Math.max(msPerDispatch, 1e-3))));
-  const until = performance.now() + warmUpMs();
-  while (performance.now() < until) {
+  const submitBurst = (): Promise<undefined> => {
     const encoder = device.createCommandEncoder({ label: 'warm-up' });
     for (let n = 0; n < burst; n++) encodeOne(encoder);
     device.queue.submit([encoder.finish()]);
-    await device.queue.onSubmittedWorkDone();
+    return device.queue.onSubmittedWorkDone();
+  };
+  const start = performance.now();
+  const until = start + warmUpMs();
+  let running = submitBurst();
+  let previous = Infinity;
+  let finished = performance.now();
+  for (;;) {
+    const queued = submitBurst();
+    await running;
+    const now = performance.now();
+    const took = now - finished;
+    finished = now;
+    running = queued;
+    const settled = took >= previous * SETTLED;
+    previous = took;
+    if (now >= until && (settled || now >= until + SETTLE_MAX_MS)) break;
   }
+  await running;
+}
+
+/**
+ * Runs `rounds` rounds made by `submitRound(k)` with one always queued behind the one running (as keepBusy does), and
+ * returns each round's result from `readRound(k)`, called once round k is done. Round k may reuse round k − 2's
+ * resources: those are read before round k is submitted.
+ */
+export async function queuedRounds<T>(device: GPUDevice, rounds: number, submitRound: (k: number) => void, readRound: (k: number) => Promise<T>): Promise<T[]> {
+  const results: T[] = [];
+  const done: Promise<undefined>[] = [];
+  for (let k = 0; k < rounds; k++) {
+    if (k >= 2) results.push(await readAfter(done[k - 2] as Promise<undefined>, () => readRound(k - 2)));
+    submitRound(k);
+    done.push(device.queue.onSubmittedWorkDone());
+  }
+  for (let k = Math.max(0, rounds - 2); k < rounds; k++) results.push(await readAfter(done[k] as Promise<undefined>, () => readRound(k)));
+  return results;
+}
+
+async function readAfter<T>(done: Promise<undefined>, read: () => Promise<T>): Promise<T> {
+  await done;
+  return read();
 }

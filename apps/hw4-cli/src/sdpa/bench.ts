@@ -4,7 +4,8 @@
  * float64 before it is timed. The table goes to standard output; with --out DIR the rows also go to
  * DIR/sdpa-<adapter>.json (checked before anything is measured), one row per case: name, dtype, impl, plan (the
  * kernel's sizes in words), ms (median), msMin, msMax, tflops, kvGBs (K and V bytes ÷ time), maxError, torch (ms per
- * backend, or why not), ort (ms, or why not); and FA_SDPA_TUNING's sizes as `tuning`, where it is set.
+ * backend, or why not), ort (ms, or why not); FA_SDPA_TUNING's sizes as `tuning`, and
+ * FA_BENCH_ALLOCATIONS's count as `allocations`, where they are set.
  */
 import { join } from 'node:path';
 import { adapterName } from '@fa/core';
@@ -15,7 +16,7 @@ import { EXIT, ExitError, UsageError } from '../exit-codes.js';
 import type { Reporter } from '../output.js';
 import { ensureOrt, onnxProblem, ORT_VERSION, timeOrt } from '../bench/ort.js';
 import { checkReportFolder, makeReportFolder, reportSlug } from '../bench/report-folder.js';
-import { copyBandwidth, SDPA_BENCH_CASES, timeOurs, timeTorchCases, tuningFromEnvironment, type SdpaBenchCase } from '../bench/sdpa.js';
+import { copyBandwidth, SDPA_BENCH_CASES, timeOurs, timeTorchCases, allocationsFromEnvironment, tuningFromEnvironment, type SdpaBenchCase } from '../bench/sdpa.js';
 
 const print = (line: string): void => {
   process.stdout.write(`${line}\n`);
@@ -52,7 +53,7 @@ export async function sdpaBench(out: Reporter, values: Values, json: boolean): P
   if (indices?.every((n) => Number.isInteger(n) && n >= 0 && n < SDPA_BENCH_CASES.length) !== true) throw new UsageError(`--cases ${shown(chosen ?? '')}: give case numbers 0 to ${SDPA_BENCH_CASES.length - 1}, comma-separated`);
   const outDir = stringFlag(values, 'out');
   if (outDir !== undefined) checkReportFolder(outDir);
-  const tuning = tuningFromEnvironment();
+  const settings = { ...tuningFromEnvironment(), ...allocationsFromEnvironment() };
   const env = await makeEnv({ gpu: true, threads: 1 });
   if (!env.gpu) throw new ExitError(`sdpa --bench needs a GPU: ${env.gpuUnavailableReason ?? 'none found'}`, EXIT.usage);
   const cases = indices.map((n) => SDPA_BENCH_CASES[n] as SdpaBenchCase);
@@ -61,7 +62,7 @@ export async function sdpaBench(out: Reporter, values: Values, json: boolean): P
   const copyGBs = await copyBandwidth(env.gpu);
   const rows = [];
   for (const [n, c] of cases.entries()) {
-    const ours = await timeOurs(env.gpu, c, 5, 10, tuning);
+    const ours = await timeOurs(env.gpu, c, 5, 10, settings);
     const ortMs = ortCell(ort, c);
     rows.push({
       ...ours,
@@ -78,7 +79,7 @@ export async function sdpaBench(out: Reporter, values: Values, json: boolean): P
     torch: typeof torch === 'string' ? torch : torch.version,
     ort: values.ort === true ? `onnxruntime-node ${ORT_VERSION}, WebGPU EP` : 'not requested (--ort)',
     copyGBs,
-    ...tuning,
+    ...settings,
     rows,
   };
   if (outDir !== undefined) {
