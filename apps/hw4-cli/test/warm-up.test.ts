@@ -37,7 +37,7 @@ function fakeGpu(workMs: number): FakeGpu {
         const index = submitted - 1;
         return new Promise<undefined>((resolve) => {
           if (index < finished) resolve(undefined);
-          else done.push({ index, resolve: () => resolve(undefined) });
+          else done.push({ index, resolve: () => { resolve(undefined); } });
         });
       },
     },
@@ -76,7 +76,7 @@ describe('queuedRounds', () => {
 
   it('one round: submitted, then read', async () => {
     const gpu = fakeGpu(1);
-    const results = await queuedRounds(gpu.device, 1, () => gpu.device.queue.submit([]), (k) => Promise.resolve(k + 1));
+    const results = await queuedRounds(gpu.device, 1, () => { gpu.device.queue.submit([]); }, (k) => Promise.resolve(k + 1));
     expect(results).toEqual([1]);
   });
 });
