@@ -27,7 +27,7 @@ const SETTLED = 0.99;
  * Submits bursts of `encodeOne` (about BURST_MS of GPU work each, from `msPerDispatch`, one measured round's median)
  * until warmUpMs() have passed and the bursts stop getting faster (at most SETTLE_MAX_MS more). One burst always waits
  * in the queue behind the one running, so that the GPU never idles while the next is encoded: with a gap per burst
- * the governor held the H100's SM clock between 1300 and 1700 MHz through bursts of small kernels, and a clock
+ * the governor lowered the H100's SM clock for seconds at a time through bursts of small kernels, and a clock
  * rising from idle took about a second to reach 1980 MHz (docs/sdpa.md, "The bench and the GPU's clock").
  */
 export async function keepBusy(device: GPUDevice, encodeOne: (encoder: GPUCommandEncoder) => void, msPerDispatch: number): Promise<void> {
