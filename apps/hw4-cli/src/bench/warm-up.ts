@@ -31,7 +31,8 @@ const SETTLED = 0.99;
  * rising from idle took about a second to reach 1980 MHz (docs/sdpa.md, "The bench and the GPU's clock").
  */
 export async function keepBusy(device: GPUDevice, encodeOne: (encoder: GPUCommandEncoder) => void, msPerDispatch: number): Promise<void> {
-  if (warmUpMs() === 0) return;
+  const warmMs = warmUpMs();
+  if (warmMs === 0) return;
   const burst = Math.min(5000, Math.max(1, Math.ceil(BURST_MS / Math.max(msPerDispatch, 1e-3))));
   const submitBurst = (): Promise<undefined> => {
     const encoder = device.createCommandEncoder({ label: 'warm-up' });
@@ -39,8 +40,7 @@ export async function keepBusy(device: GPUDevice, encodeOne: (encoder: GPUComman
     device.queue.submit([encoder.finish()]);
     return device.queue.onSubmittedWorkDone();
   };
-  const start = performance.now();
-  const until = start + warmUpMs();
+  const until = performance.now() + warmMs;
   let running = submitBurst();
   let previous = Infinity;
   let finished = performance.now();
@@ -67,15 +67,16 @@ export async function queuedRounds<T>(device: GPUDevice, rounds: number, submitR
   const results: T[] = [];
   const done: Promise<undefined>[] = [];
   for (let k = 0; k < rounds; k++) {
-    if (k >= 2) results.push(await readAfter(done[k - 2] as Promise<undefined>, () => readRound(k - 2)));
+    if (k >= 2) {
+      await done[k - 2];
+      results.push(await readRound(k - 2));
+    }
     submitRound(k);
     done.push(device.queue.onSubmittedWorkDone());
   }
-  for (let k = Math.max(0, rounds - 2); k < rounds; k++) results.push(await readAfter(done[k] as Promise<undefined>, () => readRound(k)));
+  for (let k = Math.max(0, rounds - 2); k < rounds; k++) {
+    await done[k];
+    results.push(await readRound(k));
+  }
   return results;
-}
-
-async function readAfter<T>(done: Promise<undefined>, read: () => Promise<T>): Promise<T> {
-  await done;
-  return read();
 }

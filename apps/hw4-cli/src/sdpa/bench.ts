@@ -16,7 +16,7 @@ import { EXIT, ExitError, UsageError } from '../exit-codes.js';
 import type { Reporter } from '../output.js';
 import { ensureOrt, onnxProblem, ORT_VERSION, timeOrt } from '../bench/ort.js';
 import { checkReportFolder, makeReportFolder, reportSlug } from '../bench/report-folder.js';
-import { copyBandwidth, SDPA_BENCH_CASES, timeOurs, timeTorchCases, allocationsFromEnvironment, tuningFromEnvironment, type SdpaBenchCase } from '../bench/sdpa.js';
+import { allocationsFromEnvironment, copyBandwidth, SDPA_BENCH_CASES, timeOurs, timeTorchCases, tuningFromEnvironment, type SdpaBenchCase } from '../bench/sdpa.js';
 
 const print = (line: string): void => {
   process.stdout.write(`${line}\n`);
