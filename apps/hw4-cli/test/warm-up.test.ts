@@ -5,7 +5,7 @@
  * each taking `workMs`, and logs what happened when.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { keepBusy, queuedRounds } from '../src/bench/warm-up.js';
+import { keepBusy, queuedRounds, settledTimings } from '../src/bench/warm-up.js';
 
 interface FakeGpu {
   device: GPUDevice;
@@ -105,5 +105,28 @@ describe('keepBusy', () => {
     const gpu = fakeGpu(10);
     await keepBusy(gpu.device, () => undefined, 1);
     expect(gpu.log).toEqual([]);
+  });
+});
+
+describe('settledTimings', () => {
+  /** A timing function that returns the given medians in turn, and how many times it was called. */
+  const timings = (medians: number[]): { time: () => Promise<number[]>; calls: () => number } => {
+    let k = 0;
+    return { time: () => Promise.resolve([medians[Math.min(k++, medians.length - 1)] as number]), calls: () => k };
+  };
+
+  it('times again while the clock is still rising, and returns the first timing that is not faster', async () => {
+    const t = timings([2.9, 1.2, 0.93, 0.929, 0.5]);
+    expect(await settledTimings(t.time)).toEqual([0.929]);
+    expect(t.calls()).toBe(4);
+  });
+
+  it('times twice where the first timing was already settled, at most four times where it keeps falling', async () => {
+    const steady = timings([1, 1]);
+    expect(await settledTimings(steady.time)).toEqual([1]);
+    expect(steady.calls()).toBe(2);
+    const falling = timings([8, 4, 2, 1, 0.5]);
+    expect(await settledTimings(falling.time)).toEqual([1]);
+    expect(falling.calls()).toBe(4);
   });
 });

@@ -102,6 +102,8 @@ export const GROUPS: { name: string; cases: Case[] }[] = [
       { name: 'Lk = 1, GQA 8', dims: { B: 1, Hq: 8, Hkv: 1, Lq: 9, Lk: 1, d: 64 } },
       { name: 'scale 0.3, bshd, GQA 2, causal', dims: { B: 2, Hq: 4, Hkv: 2, Lq: 33, Lk: 50, d: 64 }, options: { scale: 0.3, layout: 'bshd', causal: true } },
       { name: 'a grid large enough not to split keys, causal', dims: { B: 40, Hq: 16, Hkv: 4, Lq: 8, Lk: 20, d: 64 }, options: { causal: true }, kernel: 'attention-fp32' },
+      // 336 row blocks of 3 key tiles (Bc = 32 at d = 64): two ranges of 2 tiles and 1, dispatched range by range (key-ranges.ts).
+      { name: 'key ranges of 2 tiles and 1, range by range, GQA 7', dims: { B: 4, Hq: 84, Hkv: 12, Lq: 16, Lk: 96, d: 64 }, kernel: 'attention-fp32' },
       { name: 'chunked prefill over caches of 70 and 25 of 70 keys, causal, GQA 2', dims: { B: 2, Hq: 4, Hkv: 2, Lq: 20, Lk: 70, d: 64 }, options: { causal: true, cacheLengths: [70, 25] }, kernel: 'attention-fp32' },
       // Softcap, ALiBi and sinks (uniform switches of the same pipeline): Lk ≤ 32 is one key tile, O normalized where the
       // row ends (finish); 45 keys are two key ranges, merged by `combine`, where the sinks enter then.

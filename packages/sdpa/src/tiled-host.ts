@@ -19,6 +19,7 @@ import {
 } from '@fa/core';
 import combineCode from './combine.wgsl';
 import interfaceCode from './tiled-interface.wgsl';
+import { scheduledKeyRanges, type KeyRanges } from './key-ranges.js';
 import { prepareMods, type ModPlan } from './mods/mod-host.js';
 import { bindingResource, COMBINE_WORKGROUP, commonUniforms, explicitLayout, headTerms, OwnedBuffers, RunUniforms, softcapUniforms, valueStrides, type KernelBuffers, type TensorBinding, type TensorType } from './kernel-support.js';
 
@@ -96,11 +97,11 @@ export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, 
   const { Hq, Lq, Lk, d } = problem.dims;
   const dv = valueHeadSize(problem.dims); // the width of O's rows, and of the partial O of key ranges
   const { kernel, id } = plan;
-  const uniformsOf = (batch0: number, batches: number, splits: number, perSplit = 0): Record<string, number> => ({
-    ...bandAndMaskUniforms(problem, batch0, batches, splits, perSplit),
+  const uniformsOf = (batch0: number, batches: number, ranges: KeyRanges): Record<string, number> => ({
+    ...bandAndMaskUniforms(problem, batch0, batches, ranges),
     ...placement,
   });
-  const fields = checkUniforms(id, kernel, { ...uniformsOf(0, 1, 1), ...plan.switches });
+  const fields = checkUniforms(id, kernel, { ...uniformsOf(0, 1, UNSPLIT), ...plan.switches });
   const bindings = kernelBindings(kernel.code);
   const layout = explicitLayout(gpu, bindings, id);
   const owned = new OwnedBuffers(device);
@@ -135,24 +136,25 @@ export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, 
   const banded = bandTileCounts(problem, plan);
   /** A mask function's list lengths, per (batch, head, row block) of the whole problem, where the lists are written once. */
   let listed: number[] | undefined;
+  /** attention-fp32's key ranges by the schedule model, once per count of row blocks (the model takes milliseconds). */
+  const scheduled = new Map<number, KeyRanges>();
   /** The key ranges per row block of a run of `batches` batches. */
-  const splitsFor = (batches: number): { splits: number; perSplit: number } =>
-    splitsSet !== undefined
-      ? { splits: splitsSet, perSplit: 0 }
-      : banded
-        ? bandSplits(banded, batches * Hq)
-        : listed
-          ? bandSplits(listed, batches / problem.dims.B)
-          : { splits: Math.min(tiles, keySplits(batches * Hq * Tr, tiles) * (problem.blockMask || plan.mods?.lists === true ? BLOCK_MASK_SPLIT_FACTOR : 1)), perSplit: 0 };
-  /** The uniform of a run (made once per run of batches). */
-  /** The uniform's bytes for a run of batches cut into `splits` key ranges. */
-  const packed = (batch0: number, batches: number, splits: number, perSplit = 0): ArrayBuffer =>
-    packUniforms(fields, { ...uniformsOf(batch0, batches, splits, perSplit), ...plan.switches });
-  const paramsOf = (batch0: number, batches: number): GPUBuffer =>
-    runUniforms.of(batch0, batches, () => {
-      const { splits, perSplit } = splitsFor(batches);
-      return packed(batch0, batches, splits, perSplit);
-    });
+  const splitsFor = (batches: number): KeyRanges => {
+    if (splitsSet !== undefined) return { splits: splitsSet, perSplit: 0, rangeMajor: 0 };
+    if (banded) return bandSplits(banded, batches * Hq);
+    if (listed) return bandSplits(listed, batches / problem.dims.B);
+    const rowBlocks = batches * Hq * Tr;
+    const listedTiles = problem.blockMask !== undefined || plan.mods?.lists === true;
+    const most = Math.min(tiles, keySplits(rowBlocks, tiles) * (listedTiles ? BLOCK_MASK_SPLIT_FACTOR : 1));
+    if (id !== 'attention-fp32' || listedTiles) return { splits: most, perSplit: 0, rangeMajor: 0 };
+    let ranges = scheduled.get(rowBlocks);
+    if (!ranges) scheduled.set(rowBlocks, (ranges = scheduledKeyRanges(rowBlocks, tiles, most)));
+    return ranges;
+  };
+  /** The uniform's bytes for a run of batches cut into key ranges. */
+  const packed = (batch0: number, batches: number, ranges: KeyRanges): ArrayBuffer =>
+    packUniforms(fields, { ...uniformsOf(batch0, batches, ranges), ...plan.switches });
+  const paramsOf = (batch0: number, batches: number): GPUBuffer => runUniforms.of(batch0, batches, () => packed(batch0, batches, splitsFor(batches)));
   /** Group 0's bind group: each of the kernel's bindings from `resources`, by name. */
   const groupOf = (label: string, resources: Record<string, TensorBinding>): GPUBindGroup =>
     device.createBindGroup({
@@ -166,7 +168,7 @@ export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, 
    */
   const prePassParams = (): GPUBuffer => {
     const buffer = owned.uniform(`${id} params of the mask function's tile lists`, fields.length * 4);
-    device.queue.writeBuffer(buffer, 0, packed(0, problem.dims.B, 1));
+    device.queue.writeBuffer(buffer, 0, packed(0, problem.dims.B, UNSPLIT));
     return buffer;
   };
   /**
@@ -342,7 +344,7 @@ export function maskAndHeadTerms(problem: SdpaProblem): Float32Array | undefined
 }
 
 /** The uniform's values for a run of `batches` batches from `batch0`, but where the tensors lie (TensorPlacement). */
-function bandAndMaskUniforms(problem: SdpaProblem, batch0: number, batches: number, splits: number, perSplit = 0): Record<string, number> {
+function bandAndMaskUniforms(problem: SdpaProblem, batch0: number, batches: number, { splits, perSplit, rangeMajor }: KeyRanges): Record<string, number> {
   const m = problem.mask?.strides ?? { b: 0, h: 0, i: 0, j: 0 };
   const bm = problem.blockMask;
   const bs = bm?.strides ?? { b: 0, h: 0, i: 0, j: 0 };
@@ -362,6 +364,7 @@ function bandAndMaskUniforms(problem: SdpaProblem, batch0: number, batches: numb
     blocksJ: bs.j,
     splits,
     perSplit,
+    rangeMajor,
     ...softcapUniforms(problem),
     headTerms: problem.mask?.data.length ?? 0,
   };
@@ -387,6 +390,9 @@ function rowBlockKeys(problem: SdpaProblem, b: number, rowFirst: number, rowLast
   return { first: bandOf(problem, b, rowFirst).first, last: bandOf(problem, b, rowLast).last };
 }
 
+/** One range per row block: O written directly, no merge. */
+const UNSPLIT: KeyRanges = { splits: 1, perSplit: 0, rangeMajor: 0 };
+
 /**
  * Key ranges per row block under a block mask, as a multiple of the unmasked rule's: the row blocks' lists differ in
  * length (each row of blocks keeps its own number), so more, shorter ranges let the GPU balance them. Measured on the
@@ -407,11 +413,11 @@ const MAX_BAND_SPLITS = 16;
  * prefill on a small grid then takes about half the time of the unmasked one instead of waiting for its longest row
  * block, split as evenly as the others.
  */
-function bandSplits(counts: readonly number[], heads: number): { splits: number; perSplit: number } {
+function bandSplits(counts: readonly number[], heads: number): KeyRanges {
   const longest = Math.max(0, ...counts);
-  if (longest === 0) return { splits: 1, perSplit: 0 };
+  if (longest === 0) return UNSPLIT;
   const work = counts.reduce((a, n) => a + n, 0);
   const rowBlocks = Math.ceil((heads * work) / longest);
   const perSplit = Math.ceil(longest / keySplits(rowBlocks, longest, MAX_BAND_SPLITS));
-  return { splits: Math.ceil(longest / perSplit), perSplit };
+  return { splits: Math.ceil(longest / perSplit), perSplit, rangeMajor: 0 };
 }

@@ -12,7 +12,7 @@ import { attentionFlops, DEFAULT_TOLERANCE, generateInput, Hw4FormatError, parse
 import { attentionOracleRows, compareRows, outputRows, sampleRows } from '@fa/reference';
 import { isPositiveInteger, numberFlag, parse, stringFlag } from '../args.js';
 import { BENCH_OPTIONS } from '../command-line.js';
-import { warmUpMs } from '../bench/warm-up.js';
+import { settledTimings, warmUpMs } from '../bench/warm-up.js';
 import { measure, median, type Timing } from '../bench/measure.js';
 import { benchMarkdown, benchSvg, type BenchCell, type BenchReport, type BenchShape } from '../bench/report.js';
 import { checkReportFiles, checkReportFolder, makeReportFolder, readEarlierReport, reportSlug } from '../bench/report-folder.js';
@@ -320,7 +320,8 @@ const WARM_UP_MAX_RUNS = 2000;
 /**
  * Times a checked runner. GPU runners whose whole input fits one run: back-to-back kernels after warm-up (about
  * warmUpMs(), 500 ms, of work in the same submission, so the GPU's clock governor has raised the SM clock: the H100
- * idles at 345 MHz against 1980, bench/warm-up.ts). Otherwise whole runs (upload, kernel, readback), GPU
+ * idles at 345 MHz against 1980, bench/warm-up.ts), timed again while the timings still get faster (settledTimings).
+ * Otherwise whole runs (upload, kernel, readback), GPU
  * time when the runner reports it. Repeats stop at the per-cell budget; a first run over half of it is the only sample.
  */
 async function timeRung(runner: Runner, input: Float32Array, shape: Shape, first: Timing, ctx: ShapeContext): Promise<CellTiming> {
@@ -332,7 +333,9 @@ async function timeRung(runner: Runner, input: Float32Array, shape: Shape, first
   if (runner.timeKernel && shape.B <= runner.maxBatchesPerRun) {
     const repeats = Math.min(ctx.repeats, affordable - 1);
     const warmups = Math.min(WARM_UP_MAX_RUNS, Math.max(1, Math.ceil(warmUpMs() / Math.max(coldMs, 0.01))), Math.max(0, affordable - 1 - repeats));
-    const samples = await runner.timeKernel(shape.B, warmups, repeats);
+    const timeKernel = (): Promise<number[] | undefined> => runner.timeKernel?.(shape.B, warmups, repeats) ?? Promise.resolve(undefined);
+    // A software GPU has no clock to wait for; a real one is timed until its clock has settled.
+    const samples = ctx.env.gpu?.report.isFallbackAdapter === true || warmUpMs() === 0 ? await timeKernel() : await settledTimings(timeKernel);
     if (samples) return { ms: median(samples), msMin: Math.min(...samples), msMax: Math.max(...samples), repeats: samples.length, timing: 'steady' };
   }
   const timing = await measure(runner, input, shape, 0, Math.min(ctx.repeats, affordable - 1));

@@ -189,10 +189,11 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let Lq = params.Lq;
   let Tr = (Lq + BR - 1u) / BR;
   let w = wid.y * nwg.x + wid.x;     // one workgroup per (batch, query head, query tile, range of its tiles)
-  let split = w % params.splits;
-  let pair = w / params.splits / Tr;
-  let i = (w / params.splits) % Tr;
-  if (pair >= params.bh) { return; }
+  let work = workOf(w, Tr);
+  let pair = work.x;
+  let i = work.y;
+  let split = work.z;
+  if (pair >= params.bh || split >= params.splits) { return; }
   let b = pair / params.Hq;
   let hq = pair % params.Hq;
   let qBase = b * params.qBatch + hq * params.qHead;   // Q of (b, hq), in vec4s
