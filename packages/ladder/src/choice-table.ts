@@ -5,7 +5,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
   {
     "vendor": "nvidia",
     "device": "nvidia-h100-80gb-hbm3",
-    "source": "docs/bench/nvidia-nvidia-h100-80gb-hbm3.json (2026-11-27)",
+    "source": "docs/bench/nvidia-nvidia-h100-80gb-hbm3.json (2026-11-27, 2026-11-28)",
     "classes": [
       {
         "shapeClass": "N ≤ 256, d ≤ 32",
@@ -33,15 +33,15 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "naive",
           "cpu"
         ],
-        "evidence": "13600×128×32: attention-fp32 0.936 ms, lean-loop 0.946 ms"
+        "evidence": "13600×128×32: attention-fp32 0.935 ms, lean-loop 0.945 ms"
       },
       {
         "shapeClass": "N ≤ 4096, d ≤ 64",
         "ranking": [
           "resident-o",
           "staged-matrix",
-          "lean-loop",
           "attention-fp32",
+          "lean-loop",
           "split-softmax",
           "split-keys",
           "four-rows",
@@ -87,7 +87,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "fused-maxsmem",
           "fused"
         ],
-        "evidence": "4×32768×32: attention-fp32 14.9 ms, lean-loop 14.8 ms"
+        "evidence": "4×32768×32: attention-fp32 14.8 ms, lean-loop 14.7 ms"
       },
       {
         "shapeClass": "N > 4096, d ≤ 64",
@@ -117,7 +117,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
           "prefetch",
           "staged-matrix"
         ],
-        "evidence": "4×8192×128: resident-o 3.730 ms, attention-fp32 5.004 ms; 4×8192×80: resident-o 2.525 ms, attention-fp32 3.465 ms; 2×8192×100: attention-fp32 2.452 ms, split-keys 2.457 ms"
+        "evidence": "4×8192×128: resident-o 3.730 ms, attention-fp32 4.977 ms; 4×8192×80: resident-o 2.525 ms, attention-fp32 3.465 ms; 2×8192×100: attention-fp32 2.452 ms, split-keys 2.457 ms"
       }
     ],
     "overall": {
@@ -133,7 +133,7 @@ export const CHOICE_TABLE: readonly AdapterChoices[] = [
         "staged-matrix",
         "prefetch"
       ],
-      "evidence": "13600×128×32: resident-o 2.308 ms, attention-fp32 0.936 ms; 10×2048×64: resident-o 0.279 ms, attention-fp32 0.402 ms; 500×2048×64: resident-o 10.8 ms, attention-fp32 14.9 ms; 4×32768×32: resident-o 15.2 ms, attention-fp32 14.9 ms; 2×32768×64: resident-o 10.2 ms, attention-fp32 15.5 ms; 26×32768×64: resident-o 129.1 ms, attention-fp32 196.7 ms; 4×8192×128: resident-o 3.730 ms, attention-fp32 5.004 ms; 2×32767×64: resident-o 10.1 ms, attention-fp32 15.5 ms; 4×8192×80: resident-o 2.525 ms, attention-fp32 3.465 ms; 2×8192×36: attention-fp32 0.658 ms, lean-loop 0.662 ms; 2×8192×100: attention-fp32 2.452 ms, lean-loop 2.473 ms"
+      "evidence": "13600×128×32: resident-o 2.308 ms, attention-fp32 0.935 ms; 10×2048×64: resident-o 0.279 ms, attention-fp32 0.341 ms; 500×2048×64: resident-o 10.8 ms, attention-fp32 14.9 ms; 4×32768×32: resident-o 15.2 ms, attention-fp32 14.8 ms; 2×32768×64: resident-o 10.2 ms, attention-fp32 15.4 ms; 26×32768×64: resident-o 129.1 ms, attention-fp32 195.6 ms; 4×8192×128: resident-o 3.730 ms, attention-fp32 4.977 ms; 2×32767×64: resident-o 10.1 ms, attention-fp32 15.5 ms; 4×8192×80: resident-o 2.525 ms, attention-fp32 3.465 ms; 2×8192×36: attention-fp32 0.658 ms, lean-loop 0.662 ms; 2×8192×100: attention-fp32 2.452 ms, lean-loop 2.473 ms"
     }
   }
 ];

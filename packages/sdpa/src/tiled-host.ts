@@ -107,13 +107,33 @@ export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, 
   const owned = new OwnedBuffers(device);
   // Score and mask functions: their buffers in group 1, and the pre-pass that lists the tiles a mask function leaves.
   const mods = plan.mods && prepareMods(gpu, problem, { ...plan, mods: plan.mods }, layout.getBindGroupLayout(0), owned);
-  const entryPoints: ('main' | 'combine' | 'modTiles')[] = ['main', 'combine', ...(mods?.entryPoints ?? [])];
-  const pipelines = await checked(gpu, `compiling ${id} (${plan.summary}, d = ${d}, ${plan.dtype} tensors)`, () =>
-    computePipelines(gpu, kernel, entryPoints, { ...plan.constants }, mods?.layout ?? layout),
-  );
-  const storage = (label: string, data: ArrayBufferView | undefined, bytes = 16): GPUBuffer => owned.storage(label, data, bytes);
   const Tr = Math.ceil(Lq / plan.BR);
   const tiles = Math.ceil(Lk / plan.BC);
+  const banded = bandTileCounts(problem, plan);
+  /** Tiles come from lists (a block mask's, or a mask function's): their ranges are even, and more of them. */
+  const listedTiles = problem.blockMask !== undefined || plan.mods?.lists === true;
+  /** The unbanded problem's even key ranges for `rowBlocks` row blocks. */
+  const evenRanges = (rowBlocks: number): number => Math.min(tiles, keySplits(rowBlocks, tiles) * (listedTiles ? BLOCK_MASK_SPLIT_FACTOR : 1));
+  /** attention-fp32's key ranges by the schedule model, once per count of row blocks (the model takes milliseconds). */
+  const scheduled = new Map<number, KeyRanges>();
+  const scheduledFor = (rowBlocks: number): KeyRanges | undefined => {
+    if (id !== 'attention-fp32' || splitsSet !== undefined || banded || listedTiles) return undefined;
+    let ranges = scheduled.get(rowBlocks);
+    if (!ranges) scheduled.set(rowBlocks, (ranges = scheduledKeyRanges(rowBlocks, tiles, evenRanges(rowBlocks))));
+    return ranges;
+  };
+  /**
+   * The workgroups' order, a constant of the pipeline: range by range where the model lays out a run of all B batches
+   * that way. Runs of fewer batches (a last chunk, a run cut at a binding's limit) take the model's layout where it has
+   * this order, and even ranges in this order otherwise.
+   */
+  const rangeMajor = scheduledFor(problem.dims.B * Hq * Tr)?.rangeMajor ?? 0;
+  const entryPoints: ('main' | 'combine' | 'modTiles')[] = ['main', 'combine', ...(mods?.entryPoints ?? [])];
+  const constants = { ...plan.constants, ...(rangeMajor === 1 ? { RANGE_MAJOR: 1 } : {}) };
+  const pipelines = await checked(gpu, `compiling ${id} (${plan.summary}, d = ${d}, ${plan.dtype} tensors)`, () =>
+    computePipelines(gpu, kernel, entryPoints, constants, mods?.layout ?? layout),
+  );
+  const storage = (label: string, data: ArrayBufferView | undefined, bytes = 16): GPUBuffer => owned.storage(label, data, bytes);
   const fixed: Record<string, GPUBuffer> = {
     mask: storage(`${id} mask`, maskAndHeadTerms(problem)),
     blockFlags: storage(`${id} block flags`, problem.blockMask ? Uint32Array.from(problem.blockMask.data) : undefined),
@@ -133,23 +153,17 @@ export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, 
   };
   /** Stand-ins for the partial results when the keys are not split (writable bindings may not share a buffer). */
   const unsplit = { Opart: storage(`${id} no partial O`, undefined), ML: storage(`${id} no partial m, ℓ`, undefined) };
-  const banded = bandTileCounts(problem, plan);
   /** A mask function's list lengths, per (batch, head, row block) of the whole problem, where the lists are written once. */
   let listed: number[] | undefined;
-  /** attention-fp32's key ranges by the schedule model, once per count of row blocks (the model takes milliseconds). */
-  const scheduled = new Map<number, KeyRanges>();
   /** The key ranges per row block of a run of `batches` batches. */
   const splitsFor = (batches: number): KeyRanges => {
     if (splitsSet !== undefined) return { splits: splitsSet, perSplit: 0, rangeMajor: 0 };
     if (banded) return bandSplits(banded, batches * Hq);
     if (listed) return bandSplits(listed, batches / problem.dims.B);
     const rowBlocks = batches * Hq * Tr;
-    const listedTiles = problem.blockMask !== undefined || plan.mods?.lists === true;
-    const most = Math.min(tiles, keySplits(rowBlocks, tiles) * (listedTiles ? BLOCK_MASK_SPLIT_FACTOR : 1));
-    if (id !== 'attention-fp32' || listedTiles) return { splits: most, perSplit: 0, rangeMajor: 0 };
-    let ranges = scheduled.get(rowBlocks);
-    if (!ranges) scheduled.set(rowBlocks, (ranges = scheduledKeyRanges(rowBlocks, tiles, most)));
-    return ranges;
+    const ranges = scheduledFor(rowBlocks);
+    if (ranges?.rangeMajor === rangeMajor) return ranges;
+    return { splits: evenRanges(rowBlocks), perSplit: 0, rangeMajor };
   };
   /** The uniform's bytes for a run of batches cut into key ranges. */
   const packed = (batch0: number, batches: number, ranges: KeyRanges): ArrayBuffer =>
@@ -344,7 +358,7 @@ export function maskAndHeadTerms(problem: SdpaProblem): Float32Array | undefined
 }
 
 /** The uniform's values for a run of `batches` batches from `batch0`, but where the tensors lie (TensorPlacement). */
-function bandAndMaskUniforms(problem: SdpaProblem, batch0: number, batches: number, { splits, perSplit, rangeMajor }: KeyRanges): Record<string, number> {
+function bandAndMaskUniforms(problem: SdpaProblem, batch0: number, batches: number, { splits, perSplit }: KeyRanges): Record<string, number> {
   const m = problem.mask?.strides ?? { b: 0, h: 0, i: 0, j: 0 };
   const bm = problem.blockMask;
   const bs = bm?.strides ?? { b: 0, h: 0, i: 0, j: 0 };
@@ -364,7 +378,6 @@ function bandAndMaskUniforms(problem: SdpaProblem, batch0: number, batches: numb
     blocksJ: bs.j,
     splits,
     perSplit,
-    rangeMajor,
     ...softcapUniforms(problem),
     headTerms: problem.mask?.data.length ?? 0,
   };

@@ -57,6 +57,7 @@ override CW: u32;         // invocations per workgroup of `combine`
 override ROWS: u32;       // query rows per row group: 2, or 4 (four-rows', rung 21) where C ≤ 4 and KEYS = 8
 override GENERAL: u32;    // 0: the plain problem (no band, element or block mask, cache lengths, softcap, ALiBi or
                           // sinks; rows of K and V D/4 vec4s apart): their tests fold away, K/V tiles read as one run
+override RANGE_MAJOR: u32 = 0u;  // 1: workgroups go range by range, every row block's range 0 first (key-ranges.ts)
 
 const C_MAX: u32 = 8u;    // most vec4 columns of a row per invocation: D/4 (and DV/4) over H, rounded up
 const LD_MAX: u32 = 8u;   // most vec4s of K_j (and of V_j) one invocation loads per tile
@@ -189,11 +190,14 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let Lq = params.Lq;
   let Tr = (Lq + BR - 1u) / BR;
   let w = wid.y * nwg.x + wid.x;     // one workgroup per (batch, query head, query tile, range of its tiles)
-  let work = workOf(w, Tr);
-  let pair = work.x;
-  let i = work.y;
-  let split = work.z;
-  if (pair >= params.bh || split >= params.splits) { return; }
+  // A row block's ranges side by side, or (RANGE_MAJOR) every row block's range 0 first, then range 1, …: a short last
+  // range then fills the grid's last wave (key-ranges.ts). A constant, not a uniform: as a uniform the choice slowed
+  // the kernel in the order side by side too (docs/sdpa.md, "The last wave").
+  let rowBlocks = params.bh * Tr;
+  let split = select(w % params.splits, w / rowBlocks, RANGE_MAJOR == 1u);
+  let pair = select(w / params.splits / Tr, (w % rowBlocks) / Tr, RANGE_MAJOR == 1u);
+  let i = select((w / params.splits) % Tr, w % Tr, RANGE_MAJOR == 1u);
+  if (pair >= params.bh || (RANGE_MAJOR == 1u && split >= params.splits)) { return; }
   let b = pair / params.Hq;
   let hq = pair % params.Hq;
   let qBase = b * params.qBatch + hq * params.qHead;   // Q of (b, hq), in vec4s

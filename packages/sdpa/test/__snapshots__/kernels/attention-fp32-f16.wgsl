@@ -78,6 +78,7 @@ override CW: u32;         // invocations per workgroup of `combine`
 override ROWS: u32;       // query rows per row group: 2, or 4 (four-rows', rung 21) where C ≤ 4 and KEYS = 8
 override GENERAL: u32;    // 0: the plain problem (no band, element or block mask, cache lengths, softcap, ALiBi or
                           // sinks; rows of K and V D/4 vec4s apart): their tests fold away, K/V tiles read as one run
+override RANGE_MAJOR: u32 = 0u;  // 1: workgroups go range by range, every row block's range 0 first (key-ranges.ts)
 
 const C_MAX: u32 = 8u;    // most vec4 columns of a row per invocation: D/4 (and DV/4) over H, rounded up
 const LD_MAX: u32 = 8u;   // most vec4s of K_j (and of V_j) one invocation loads per tile
@@ -210,11 +211,14 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let Lq = params.Lq;
   let Tr = (Lq + BR - 1u) / BR;
   let w = wid.y * nwg.x + wid.x;     // one workgroup per (batch, query head, query tile, range of its tiles)
-  let work = workOf(w, Tr);
-  let pair = work.x;
-  let i = work.y;
-  let split = work.z;
-  if (pair >= params.bh || split >= params.splits) { return; }
+  // A row block's ranges side by side, or (RANGE_MAJOR) every row block's range 0 first, then range 1, …: a short last
+  // range then fills the grid's last wave (key-ranges.ts). A constant, not a uniform: as a uniform the choice slowed
+  // the kernel in the order side by side too (docs/sdpa.md, "The last wave").
+  let rowBlocks = params.bh * Tr;
+  let split = select(w % params.splits, w / rowBlocks, RANGE_MAJOR == 1u);
+  let pair = select(w / params.splits / Tr, (w % rowBlocks) / Tr, RANGE_MAJOR == 1u);
+  let i = select((w / params.splits) % Tr, w % Tr, RANGE_MAJOR == 1u);
+  if (pair >= params.bh || (RANGE_MAJOR == 1u && split >= params.splits)) { return; }
   let b = pair / params.Hq;
   let hq = pair % params.Hq;
   let qBase = b * params.qBatch + hq * params.qHead;   // Q of (b, hq), in vec4s
@@ -671,7 +675,6 @@ struct Params {
   minusInfinity: u32,      // 0xff800000, the bits of −∞ (WGSL has no constant for it), the lse of a row with no key
   splits: u32,             // workgroups per row block, each a range of its tiles; 1: O is written directly
   perSplit: u32,           // tiles per range (0: count / splits each)
-  rangeMajor: u32,         // 1: workgroups go range by range instead of a row block's ranges side by side (workOf)
   mask: u32,               // 1: an element mask is bound
   blocks: u32,             // 1: a block mask is bound
   blockTiles: u32,         // 1: every kernel tile lies inside one block (blocks are whole tiles): no per-score test
@@ -727,18 +730,6 @@ fn naturalLse(x: f32) -> f32 {
 // Query head hq's ALiBi slope and sink logit in base 2 (×log2 e), which the host writes after the mask's values, so
 // that they take no binding of their own (the tiled kernels bind 10 storage buffers already).
 fn headTerms(hq: u32) -> vec2<f32> { return vec2<f32>(mask[params.headTerms + 2u * hq], mask[params.headTerms + 2u * hq + 1u]); }
-
-// attention-fp32's work of workgroup w, of bh·Tr·splits: its (batch, query head) pair, query tile i and key range, as
-// x, y, z. A row block's ranges side by side, or with `rangeMajor` every row block's range 0 first, then range 1, …
-// (key-ranges.ts: a short last range then fills the grid's last wave). Past the grid's end, x ≥ bh or z ≥ splits.
-// (attention-matrix keeps a row block's ranges side by side; its host never sets rangeMajor.)
-fn workOf(w: u32, Tr: u32) -> vec3u {
-  if (params.rangeMajor == 1u) {
-    let rowBlocks = params.bh * Tr;
-    return vec3u((w % rowBlocks) / Tr, w % Tr, w / rowBlocks);
-  }
-  return vec3u(w / params.splits / Tr, (w / params.splits) % Tr, w % params.splits);
-}
 
 // The step of a key range that visits its n-th tile (n from nBegin, before nEnd): n, or with `reversed` (ALiBi) the
 // range run backwards. ALiBi's scores fall away from each row's diagonal, so that visited from the diagonal back a

@@ -592,7 +592,6 @@ struct Params {
   minusInfinity: u32,      // 0xff800000, the bits of −∞ (WGSL has no constant for it), the lse of a row with no key
   splits: u32,             // workgroups per row block, each a range of its tiles; 1: O is written directly
   perSplit: u32,           // tiles per range (0: count / splits each)
-  rangeMajor: u32,         // 1: workgroups go range by range instead of a row block's ranges side by side (workOf)
   mask: u32,               // 1: an element mask is bound
   blocks: u32,             // 1: a block mask is bound
   blockTiles: u32,         // 1: every kernel tile lies inside one block (blocks are whole tiles): no per-score test
@@ -648,18 +647,6 @@ fn naturalLse(x: f32) -> f32 {
 // Query head hq's ALiBi slope and sink logit in base 2 (×log2 e), which the host writes after the mask's values, so
 // that they take no binding of their own (the tiled kernels bind 10 storage buffers already).
 fn headTerms(hq: u32) -> vec2<f32> { return vec2<f32>(mask[params.headTerms + 2u * hq], mask[params.headTerms + 2u * hq + 1u]); }
-
-// attention-fp32's work of workgroup w, of bh·Tr·splits: its (batch, query head) pair, query tile i and key range, as
-// x, y, z. A row block's ranges side by side, or with `rangeMajor` every row block's range 0 first, then range 1, …
-// (key-ranges.ts: a short last range then fills the grid's last wave). Past the grid's end, x ≥ bh or z ≥ splits.
-// (attention-matrix keeps a row block's ranges side by side; its host never sets rangeMajor.)
-fn workOf(w: u32, Tr: u32) -> vec3u {
-  if (params.rangeMajor == 1u) {
-    let rowBlocks = params.bh * Tr;
-    return vec3u((w % rowBlocks) / Tr, w % Tr, w / rowBlocks);
-  }
-  return vec3u(w / params.splits / Tr, (w / params.splits) % Tr, w % params.splits);
-}
 
 // The step of a key range that visits its n-th tile (n from nBegin, before nEnd): n, or with `reversed` (ALiBi) the
 // range run backwards. ALiBi's scores fall away from each row's diagonal, so that visited from the diagonal back a
