@@ -25,9 +25,16 @@ export interface KeyRanges {
   readonly rangeMajor: 0 | 1;
 }
 
+/** Compute units (an H100's). */
 const UNITS = 132;
+/** attention-fp32's workgroups one unit holds (251 registers per invocation at d = 64: docs/kernel-registers.md). */
 const RESIDENT = 2;
+/** A workgroup's cost beyond its tiles, in tiles: Q's rows in, the partial O out. */
 const WORKGROUP_OVERHEAD = 1;
+/**
+ * The merge's cost per partial row block, in tiles (fitted to the H100's times): the same for every layout compared,
+ * since all have `most` ranges, it only keeps the 5% relative to the whole run.
+ */
 const MERGE_COST = 0.005;
 /** Where a range layout of p tiles may end: its last range this fraction of the others. */
 const LAST_RANGE_FRACTIONS = [0.25, 0.5, 0.75] as const;
