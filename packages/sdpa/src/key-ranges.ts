@@ -17,10 +17,14 @@
  * not be its best.
  */
 
-/** How a row block's key tiles are cut: `splits` ranges of `perSplit` tiles (0: even shares), in dispatch order. */
+/** How a row block's key tiles are cut: `splits` ranges of `perSplit` tiles (0: even shares). */
 export interface KeyRanges {
   readonly splits: number;
   readonly perSplit: number;
+}
+
+/** The model's layout: the ranges, and the order the workgroups go in. */
+export interface ScheduledRanges extends KeyRanges {
   /** 1: workgroups go range by range (every row block's range 0, then range 1, …); 0: a row block's ranges side by side. */
   readonly rangeMajor: 0 | 1;
 }
@@ -103,8 +107,8 @@ function modelTime(work: readonly number[], rowBlocks: number, splits: number): 
  * even ranges, unless the model finds `most` ranges of p tiles (the last shorter) dispatched range by range at least 5%
  * faster. Always `most` ranges, so the error bounds that count keySplits' ranges hold.
  */
-export function scheduledKeyRanges(rowBlocks: number, tiles: number, most: number): KeyRanges {
-  const even: KeyRanges = { splits: most, perSplit: 0, rangeMajor: 0 };
+export function scheduledKeyRanges(rowBlocks: number, tiles: number, most: number): ScheduledRanges {
+  const even: ScheduledRanges = { splits: most, perSplit: 0, rangeMajor: 0 };
   if (most <= 1) return even;
   let best = even;
   const baseline = modelTime(evenLayout(rowBlocks, tiles, most), rowBlocks, most);

@@ -19,7 +19,7 @@ import {
 } from '@fa/core';
 import combineCode from './combine.wgsl';
 import interfaceCode from './tiled-interface.wgsl';
-import { scheduledKeyRanges, type KeyRanges } from './key-ranges.js';
+import { scheduledKeyRanges, type KeyRanges, type ScheduledRanges } from './key-ranges.js';
 import { prepareMods, type ModPlan } from './mods/mod-host.js';
 import { bindingResource, COMBINE_WORKGROUP, commonUniforms, explicitLayout, headTerms, OwnedBuffers, RunUniforms, softcapUniforms, valueStrides, type KernelBuffers, type TensorBinding, type TensorType } from './kernel-support.js';
 
@@ -115,8 +115,8 @@ export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, 
   /** The unbanded problem's even key ranges for `rowBlocks` row blocks. */
   const evenRanges = (rowBlocks: number): number => Math.min(tiles, keySplits(rowBlocks, tiles) * (listedTiles ? BLOCK_MASK_SPLIT_FACTOR : 1));
   /** attention-fp32's key ranges by the schedule model, once per count of row blocks (the model takes milliseconds). */
-  const scheduled = new Map<number, KeyRanges>();
-  const scheduledFor = (rowBlocks: number): KeyRanges | undefined => {
+  const scheduled = new Map<number, ScheduledRanges>();
+  const scheduledFor = (rowBlocks: number): ScheduledRanges | undefined => {
     if (id !== 'attention-fp32' || splitsSet !== undefined || banded || listedTiles) return undefined;
     let ranges = scheduled.get(rowBlocks);
     if (!ranges) scheduled.set(rowBlocks, (ranges = scheduledKeyRanges(rowBlocks, tiles, evenRanges(rowBlocks))));
@@ -157,13 +157,13 @@ export async function prepareTiledKernel(gpu: GpuContext, problem: SdpaProblem, 
   let listed: number[] | undefined;
   /** The key ranges per row block of a run of `batches` batches. */
   const splitsFor = (batches: number): KeyRanges => {
-    if (splitsSet !== undefined) return { splits: splitsSet, perSplit: 0, rangeMajor: 0 };
+    if (splitsSet !== undefined) return { splits: splitsSet, perSplit: 0 };
     if (banded) return bandSplits(banded, batches * Hq);
     if (listed) return bandSplits(listed, batches / problem.dims.B);
     const rowBlocks = batches * Hq * Tr;
     const ranges = scheduledFor(rowBlocks);
     if (ranges?.rangeMajor === rangeMajor) return ranges;
-    return { splits: evenRanges(rowBlocks), perSplit: 0, rangeMajor };
+    return { splits: evenRanges(rowBlocks), perSplit: 0 };
   };
   /** The uniform's bytes for a run of batches cut into key ranges. */
   const packed = (batch0: number, batches: number, ranges: KeyRanges): ArrayBuffer =>
@@ -404,7 +404,7 @@ function rowBlockKeys(problem: SdpaProblem, b: number, rowFirst: number, rowLast
 }
 
 /** One range per row block: O written directly, no merge. */
-const UNSPLIT: KeyRanges = { splits: 1, perSplit: 0, rangeMajor: 0 };
+const UNSPLIT: KeyRanges = { splits: 1, perSplit: 0 };
 
 /**
  * Key ranges per row block under a block mask, as a multiple of the unmasked rule's: the row blocks' lists differ in
@@ -432,5 +432,5 @@ function bandSplits(counts: readonly number[], heads: number): KeyRanges {
   const work = counts.reduce((a, n) => a + n, 0);
   const rowBlocks = Math.ceil((heads * work) / longest);
   const perSplit = Math.ceil(longest / keySplits(rowBlocks, longest, MAX_BAND_SPLITS));
-  return { splits: Math.ceil(longest / perSplit), perSplit, rangeMajor: 0 };
+  return { splits: Math.ceil(longest / perSplit), perSplit };
 }

@@ -333,7 +333,7 @@ async function timeRung(runner: Runner, input: Float32Array, shape: Shape, first
   if (runner.timeKernel && shape.B <= runner.maxBatchesPerRun) {
     const repeats = Math.min(ctx.repeats, affordable - 1);
     const warmups = Math.min(WARM_UP_MAX_RUNS, Math.max(1, Math.ceil(warmUpMs() / Math.max(coldMs, 0.01))), Math.max(0, affordable - 1 - repeats));
-    const timeKernel = (): Promise<number[] | undefined> => runner.timeKernel?.(shape.B, warmups, repeats) ?? Promise.resolve(undefined);
+    const timeKernel = runner.timeKernel.bind(runner, shape.B, warmups, repeats);
     // A software GPU has no clock to wait for; a real one is timed until its clock has settled.
     const samples = ctx.env.gpu?.report.isFallbackAdapter === true || warmUpMs() === 0 ? await timeKernel() : await settledTimings(timeKernel);
     if (samples) return { ms: median(samples), msMin: Math.min(...samples), msMax: Math.max(...samples), repeats: samples.length, timing: 'steady' };
