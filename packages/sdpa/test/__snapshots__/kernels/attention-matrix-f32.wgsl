@@ -276,6 +276,19 @@ fn setO(f: ptr<function, OFragments>, n: u32, x: A) {
   }
 }
 
+// The (batch, head) pair and row block of the `rows`-th (pair, row block) in dispatch order: pairs in chunks of
+// ROW_ORDER_CHUNK, and within a chunk the last row block of each pair first, then the one before, and so on. Under a
+// causal band a row block sees more tiles the later it sits, so the GPU starts the longest first and finishes on short
+// ones, instead of ending on the longest of the last pairs (docs/sdpa.md has the measurement); a chunk of pairs reads few heads' K and V at a time.
+// `rows` < bh·Tr (the caller returns first past it).
+const ROW_ORDER_CHUNK: u32 = 8u;
+fn rowBlockOf(rows: u32, Tr: u32) -> vec2<u32> {
+  let chunk = rows / (ROW_ORDER_CHUNK * Tr);
+  let pairs = min(ROW_ORDER_CHUNK, params.bh - chunk * ROW_ORDER_CHUNK);   // the last chunk's may be fewer
+  let inChunk = rows - chunk * ROW_ORDER_CHUNK * Tr;
+  return vec2<u32>(chunk * ROW_ORDER_CHUNK + inChunk % pairs, Tr - 1u - inChunk / pairs);
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) t: u32,
         @builtin(subgroup_id) sg: u32, @builtin(subgroup_invocation_id) lane: u32) {
@@ -283,9 +296,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   let Tr = (Lq + BR - 1u) / BR;
   let w = wid.y * nwg.x + wid.x;     // one workgroup per (batch, query head, query tile, range of its tiles)
   let split = w % params.splits;
-  let pair = w / params.splits / Tr;
-  let i = (w / params.splits) % Tr;
-  if (pair >= params.bh) { return; }
+  if (w / params.splits >= params.bh * Tr) { return; }
+  let block = rowBlockOf(w / params.splits, Tr);   // the longest row blocks first
+  let pair = block.x;
+  let i = block.y;
   let b = pair / params.Hq;
   let hq = pair % params.Hq;
   let qBase = b * params.qBatch + hq * params.qHead;   // Q of (b, hq), in vec4s
