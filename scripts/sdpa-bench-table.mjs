@@ -17,8 +17,9 @@ const lines = first.rows.map((row) => {
   const again = second.rows.find((r) => r.name === row.name);
   if (!again) throw new Error(`${secondPath} has no row "${row.name}"`);
   const t = row.torch ?? {};
+  // Each process's ratio where it timed ONNX Runtime (a second process may have run without it).
   const ratios = [row, again].map((r) => (ortMs(r) === undefined ? undefined : ortMs(r) / r.ms));
-  const ratio = ratios.every((x) => x !== undefined) ? ratios.map((x) => x.toFixed(2)).join(' · ') : '—';
+  const ratio = ratios.some((x) => x !== undefined) ? ratios.map((x) => (x === undefined ? '—' : x.toFixed(2))).join(' · ') : '—';
   return `| ${row.name} | ${row.impl} | ${ms(row.ms)} (${ms(row.msMin)}-${ms(row.msMax)}) | ${ms(again.ms)} | ${row.tflops.toFixed(1)} | ${ms(t.fp16FA2)} / ${ms(t.fp16cuDNN)} / ${ms(t.fp16Flex)} | ${ms(ortMs(row))} | ${ms(ortMs(again))} | ${ratio} |`;
 });
 const page = new URL('../docs/sdpa.md', import.meta.url).pathname;

@@ -9,9 +9,9 @@
 import { describe, expect, it } from 'vitest';
 import { sdpaProblem, type SdpaDims, type SdpaOptions } from '@fa/core';
 import { APPEND_CACHE_KERNEL } from '../src/cache/append-cache.js';
-import { ATTENTION_DECODE_KERNEL, decodePlan } from '../src/decode/attention-decode.js';
+import { decodeKernelSource, decodePlan } from '../src/decode/attention-decode.js';
 import { fp32Plan } from '../src/fp32/attention-fp32.js';
-import { forTensorType, type TensorType } from '../src/kernel-support.js';
+import { type TensorType } from '../src/kernel-support.js';
 import { matrixPlan } from '../src/matrix/attention-matrix.js';
 import { H100_LIKE } from './h100-like.js';
 
@@ -53,7 +53,7 @@ describe('resolved product kernels (the WGSL that compiles)', () => {
     }
     it(`attention-decode, ${dtype} tensors`, async () => {
       const plan = planned(decodePlan(sdpaProblem(DECODE), H100_LIKE, false, dtype));
-      await expect(resolved([plan], forTensorType(ATTENTION_DECODE_KERNEL, dtype).code)).toMatchFileSnapshot(snapshot(`attention-decode-${dtype}`));
+      await expect(resolved([plan], decodeKernelSource(plan).code)).toMatchFileSnapshot(snapshot(`attention-decode-${dtype}`));
     });
   }
   it('append-cache', async () => {

@@ -12,6 +12,7 @@ import {
   packUniforms,
   valueHeadSize,
   type GpuContext,
+  type KernelSource,
   type SdpaProblem,
 } from '@fa/core';
 import {
@@ -31,9 +32,12 @@ import {
   type TensorBinding,
   type TensorType,
 } from '../kernel-support.js';
+import lanesCode from './attention-decode-lanes.wgsl';
 import code from './attention-decode.wgsl';
 
 export const ATTENTION_DECODE_KERNEL = { label: 'attention-decode.wgsl', code };
+/** The kernel with its lane loop (`lanes`): subgroups enabled, the loop after the tile loop's declarations. */
+export const ATTENTION_DECODE_LANES_KERNEL = { label: 'attention-decode.wgsl with its lane loop', code: `enable subgroups;\n${code}\n${lanesCode}` };
 
 /** Invocations per workgroup. */
 const WG = 128;
@@ -74,13 +78,19 @@ export interface DecodeTuning {
   readonly matrixKvTiles?: number;
   /** attention-fp32's invocations per workgroup (32, 64, 128 or 256: BR = WG / H · ROWS query rows) instead of its rule. */
   readonly fp32Invocations?: number;
+  /** attention-decode's loop: 1 the lane loop (attention-decode-lanes.wgsl) where it takes the problem, 2 the tile loop (default: lanes for f32 tensors, tiles for f16). */
+  readonly decodeLoop?: number;
+  /** The lane loop's keys per cluster per step (KB, 1 to 4). */
+  readonly laneKeys?: number;
 }
 
 /** The keys of DecodeTuning, for the checks of the library's options and of the bench's FA_SDPA_TUNING. */
-export const TUNING_KEYS = ['keysPerTile', 'targetWorkgroups', 'prefillSplits', 'matrixKeysPerTile', 'matrixSubgroups', 'matrixFlush', 'matrixColumnsPerRound', 'matrixKvTiles', 'fp32Invocations'] as const satisfies readonly (keyof DecodeTuning)[];
+export const TUNING_KEYS = ['keysPerTile', 'targetWorkgroups', 'prefillSplits', 'matrixKeysPerTile', 'matrixSubgroups', 'matrixFlush', 'matrixColumnsPerRound', 'matrixKvTiles', 'fp32Invocations', 'decodeLoop', 'laneKeys'] as const satisfies readonly (keyof DecodeTuning)[];
 
 export interface DecodePlan {
   readonly dtype: TensorType;
+  /** The key loop: `main` (tiles through workgroup memory) or `lanes` (a cluster of lanes per key, no barriers). */
+  readonly loop: 'main' | 'lanes';
   readonly constants: Readonly<Record<string, number>>;
   /** Keys per tile. */
   readonly BK: number;
@@ -112,7 +122,44 @@ export function decodePlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   const BK = tuning.keysPerTile ?? TILE_KEYS.find(fits);
   if (BK === undefined || !fits(BK)) return `the decode tiles for d = ${d} do not fit ${limit} bytes of workgroup memory`;
   const targetWorkgroups = tuning.targetWorkgroups ?? TARGET_WORKGROUPS;
-  return { dtype, constants: { ...heads, R, BK, WG, LSE: lse ? 1 : 0, CW: COMBINE_WORKGROUP }, BK, targetWorkgroups, summary: `${R} rows per KV head, ${BK} keys per tile` };
+  const constants = { ...heads, R, BK, WG, LSE: lse ? 1 : 0, CW: COMBINE_WORKGROUP };
+  if (tuning.decodeLoop !== undefined && tuning.decodeLoop !== 1 && tuning.decodeLoop !== 2) return `tuning.decodeLoop is ${tuning.decodeLoop}; give 1 (the lane loop) or 2 (the tile loop)`;
+  if (tuning.laneKeys !== undefined && tuning.laneKeys > LANE_KEYS_MAX) return `tuning.laneKeys is ${tuning.laneKeys}; give 1 to ${LANE_KEYS_MAX}`;
+  const laneKeys = tuning.laneKeys ?? LANE_KEYS;
+  const lanes = tuning.decodeLoop === undefined ? dtype === 'f32' : tuning.decodeLoop === 1;
+  if (lanes && lanesReason(gpu, R, d, dv, laneKeys) === undefined) {
+    // A step of the lane loop covers WG / LANE_CLUSTER clusters of laneKeys keys: the splits count steps as tiles.
+    const stepKeys = (WG / LANE_CLUSTER) * laneKeys;
+    return { dtype, loop: 'lanes', constants: { ...constants, BK: stepKeys, CL: LANE_CLUSTER, KB: laneKeys }, BK: stepKeys, targetWorkgroups: tuning.targetWorkgroups ?? LANE_TARGET_WORKGROUPS, summary: `${R} rows per KV head, lanes of ${LANE_CLUSTER} per key, ${laneKeys} keys a step` };
+  }
+  return { dtype, loop: 'main', constants, BK, targetWorkgroups, summary: `${R} rows per KV head, ${BK} keys per tile` };
+}
+
+/** Lanes per key in the lane loop (its CL). */
+const LANE_CLUSTER = 8;
+/** The lane loop's keys per cluster per step (its KB), and the most it takes (the kernel's LANE_KEYS_MAX). */
+const LANE_KEYS = 2;
+const LANE_KEYS_MAX = 4;
+/**
+ * Workgroups the lane loop's key splits aim for: its workgroups hold little workgroup memory, and fewer, longer
+ * ranges spend less on each range's merge. Measured on the H100 (2026-11-28, 32/8 heads, d = 128, 32768 keys, ms,
+ * docs/decode.md): f32 1 row 0.118 with 256, 0.139 with 512 (the tile loop 0.161); f16 1 row 0.090 and 0.110 (the
+ * tile loop 0.083), so f16 tensors keep the tile loop.
+ */
+const LANE_TARGET_WORKGROUPS = 256;
+
+/** Why the lane loop does not take the problem, or undefined when it does (its LANE_* limits, subgroups of CL or more). */
+function lanesReason(gpu: GpuContext, R: number, d: number, dv: number, laneKeys: number): string | undefined {
+  if (!gpu.device.features.has('subgroups') || (gpu.report.subgroupMinSize ?? 0) < LANE_CLUSTER) return `the lane loop needs subgroups of ${LANE_CLUSTER} or more`;
+  if (dv !== d || d % (4 * LANE_CLUSTER) !== 0) return `the lane loop takes dv = d, a multiple of ${4 * LANE_CLUSTER}`;
+  const per = d / 4 / LANE_CLUSTER;
+  if (R > 16 || R * per > 16 || laneKeys * per > 32) return `the lane loop holds at most 16 vec4s of O per lane (${R} rows of d = ${d})`;
+  return undefined;
+}
+
+/** The WGSL a plan compiles: the tile loop's module, or with the lane loop after it, for the plan's tensors. */
+export function decodeKernelSource(plan: DecodePlan): KernelSource {
+  return forTensorType(plan.loop === 'lanes' ? ATTENTION_DECODE_LANES_KERNEL : ATTENTION_DECODE_KERNEL, plan.dtype);
 }
 
 export interface DecodeKernel {
@@ -131,7 +178,7 @@ export async function prepareDecodeKernel(gpu: GpuContext, problem: SdpaProblem,
   const { Hkv, Lk, d } = problem.dims;
   const dv = valueHeadSize(problem.dims);
   const R = plan.constants.R as number;
-  const kernel = forTensorType(ATTENTION_DECODE_KERNEL, plan.dtype);
+  const kernel = decodeKernelSource(plan);
   // The softcap, ALiBi and sinks: switches and the softcap's factors in the uniform; each query head's slope and sink
   // (base 2) in the first Hq entries of ML, which the host writes whenever it makes ML.
   const terms = headTerms(problem);
@@ -140,7 +187,7 @@ export async function prepareDecodeKernel(gpu: GpuContext, problem: SdpaProblem,
   const bindings = kernelBindings(kernel.code);
   const layout = explicitLayout(gpu, bindings, 'attention-decode');
   const pipelines = await checked(gpu, `compiling attention-decode (${plan.summary}, d = ${d}, ${plan.dtype} tensors)`, () =>
-    computePipelines(gpu, kernel, ['main', 'combine'], { ...plan.constants }, layout),
+    computePipelines(gpu, kernel, [plan.loop, 'combine'], { ...plan.constants }, layout),
   );
   const owned = new OwnedBuffers(device);
   const runUniforms = new RunUniforms(device, owned, 'attention-decode', fields.length * 4);
@@ -170,7 +217,7 @@ export async function prepareDecodeKernel(gpu: GpuContext, problem: SdpaProblem,
       });
       const pass = encoder.beginComputePass({ label: 'attention-decode', ...(timestampWrites ? { timestampWrites } : {}) });
       pass.setBindGroup(0, group);
-      pass.setPipeline(pipelines.main);
+      pass.setPipeline(pipelines[plan.loop]);
       pass.dispatchWorkgroups(...grid2d(gpu, pairs * splits));
       pass.setPipeline(pipelines.combine);
       pass.dispatchWorkgroups(...grid2d(gpu, Math.ceil((pairs * R * (dv / 4)) / COMBINE_WORKGROUP)));
