@@ -44,20 +44,15 @@ fn laneLoads(kReg: ptr<function, array<Packed, LANE_LOADS_MAX>>, vReg: ptr<funct
 @compute @workgroup_size(WG)
 fn lanes(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) t: u32,
          @builtin(subgroup_size) sgSize: u32) {
-  let w = wid.y * nwg.x + wid.x;     // one workgroup per (batch, KV head, range of keys)
-  let split = w % params.splits;
-  let pair = w / params.splits;
-  if (pair >= params.pairs) { return; }
-  let b = pair / params.Hkv;
-  let kvh = pair % params.Hkv;
-  let kvBase = b * params.kvBatch + kvh * params.kvHead;
-  let vBase = b * params.vBatch + kvh * params.vHead;
-  if (t == 0u) { lengthShared = select(params.Lk, min(lengths[b + params.batch0], params.Lk), params.cached == 1u); }
-  let Lk = workgroupUniformLoad(&lengthShared);   // this batch's valid keys
-  for (var e = t; e < R * D4; e += WG) {
-    let r = e / D4;
-    Qs[e] = unpack(q[b * params.qBatch + queryHead(kvh, r) * params.qHead + (r % params.Lq) * params.qRow + e % D4]) * params.scaleLog2;
-  }
+  let w = wid.y * nwg.x + wid.x;     // one workgroup per (batch, KV head, range of keys), as the tile loop's
+  if (w / params.splits >= params.pairs) { return; }
+  let g = workgroupRange(w, t);
+  let split = g.split;
+  let pair = g.pair;
+  let kvh = g.kvh;
+  let kvBase = g.kvBase;
+  let vBase = g.vBase;
+  let Lk = g.Lk;
   workgroupBarrier();
 
   let c = t / CL;                    // this lane's cluster: keys key0 + kb·NC + c of each step

@@ -130,6 +130,31 @@ const LOWEST: f32 = -3.0e38;
 // Row r of the group: query head kvh·GROUP + r / Lq, row r % Lq.
 fn queryHead(kvh: u32, r: u32) -> u32 { return kvh * params.GROUP + r / params.Lq; }
 
+// A workgroup's share of the problem: its (batch, KV head) pair and range of keys, where that head's K and V begin, and
+// the batch's valid keys (its cache length); `workgroupRange` also stages the group's query rows in Qs, scaled.
+struct Range {
+  pair: u32,
+  split: u32,
+  kvh: u32,
+  kvBase: u32,
+  vBase: u32,
+  Lk: u32,
+}
+
+fn workgroupRange(w: u32, t: u32) -> Range {
+  let split = w % params.splits;
+  let pair = w / params.splits;
+  let b = pair / params.Hkv;
+  let kvh = pair % params.Hkv;
+  if (t == 0u) { lengthShared = select(params.Lk, min(lengths[b + params.batch0], params.Lk), params.cached == 1u); }
+  let Lk = workgroupUniformLoad(&lengthShared);
+  for (var e = t; e < R * D4; e += WG) {
+    let r = e / D4;
+    Qs[e] = unpack(q[b * params.qBatch + queryHead(kvh, r) * params.qHead + (r % params.Lq) * params.qRow + e % D4]) * params.scaleLog2;
+  }
+  return Range(pair, split, kvh, b * params.kvBatch + kvh * params.kvHead, b * params.vBatch + kvh * params.vHead, Lk);
+}
+
 // This invocation's share of the K and V rows of the tile from key0, into registers as stored (zeros past the batch's
 // Lk keys): every load is issued before any is used, so a tile's reads are all in flight at once; they go into
 // workgroup memory as they are, and are unpacked to float32 where the scores and O read them.
@@ -150,20 +175,14 @@ fn loadTile(kReg: ptr<function, array<Packed, LD_MAX>>, vReg: ptr<function, arra
 fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) t: u32) {
   let w = wid.y * nwg.x + wid.x;     // one workgroup per (batch, KV head, range of keys)
-  let split = w % params.splits;
-  let pair = w / params.splits;
-  if (pair >= params.pairs) { return; }
-  let b = pair / params.Hkv;
-  let kvh = pair % params.Hkv;
-  let kvBase = b * params.kvBatch + kvh * params.kvHead;
-  let vBase = b * params.vBatch + kvh * params.vHead;
-  if (t == 0u) { lengthShared = select(params.Lk, min(lengths[b + params.batch0], params.Lk), params.cached == 1u); }
-  let Lk = workgroupUniformLoad(&lengthShared);   // this batch's valid keys
-
-  for (var e = t; e < R * D4; e += WG) {
-    let r = e / D4;
-    Qs[e] = unpack(q[b * params.qBatch + queryHead(kvh, r) * params.qHead + (r % params.Lq) * params.qRow + e % D4]) * params.scaleLog2;
-  }
+  if (w / params.splits >= params.pairs) { return; }
+  let g = workgroupRange(w, t);
+  let split = g.split;
+  let pair = g.pair;
+  let kvh = g.kvh;
+  let kvBase = g.kvBase;
+  let vBase = g.vBase;
+  let Lk = g.Lk;
   for (var r = t; r < R; r += WG) {
     rowM[r] = LOWEST;
     rowL[r] = 0.0;
@@ -336,20 +355,15 @@ fn laneLoads(kReg: ptr<function, array<Packed, LANE_LOADS_MAX>>, vReg: ptr<funct
 @compute @workgroup_size(WG)
 fn lanes(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) t: u32,
          @builtin(subgroup_size) sgSize: u32) {
-  let w = wid.y * nwg.x + wid.x;     // one workgroup per (batch, KV head, range of keys)
-  let split = w % params.splits;
-  let pair = w / params.splits;
-  if (pair >= params.pairs) { return; }
-  let b = pair / params.Hkv;
-  let kvh = pair % params.Hkv;
-  let kvBase = b * params.kvBatch + kvh * params.kvHead;
-  let vBase = b * params.vBatch + kvh * params.vHead;
-  if (t == 0u) { lengthShared = select(params.Lk, min(lengths[b + params.batch0], params.Lk), params.cached == 1u); }
-  let Lk = workgroupUniformLoad(&lengthShared);   // this batch's valid keys
-  for (var e = t; e < R * D4; e += WG) {
-    let r = e / D4;
-    Qs[e] = unpack(q[b * params.qBatch + queryHead(kvh, r) * params.qHead + (r % params.Lq) * params.qRow + e % D4]) * params.scaleLog2;
-  }
+  let w = wid.y * nwg.x + wid.x;     // one workgroup per (batch, KV head, range of keys), as the tile loop's
+  if (w / params.splits >= params.pairs) { return; }
+  let g = workgroupRange(w, t);
+  let split = g.split;
+  let pair = g.pair;
+  let kvh = g.kvh;
+  let kvBase = g.kvBase;
+  let vBase = g.vBase;
+  let Lk = g.Lk;
   workgroupBarrier();
 
   let c = t / CL;                    // this lane's cluster: keys key0 + kb·NC + c of each step
