@@ -46,6 +46,7 @@
 // added P̃ V_j: a third less memory at d = 128 (two workgroups on an H100 compute unit, not one), one more barrier.
 // Changed since, for registers: Q_i's, S's and O's fragments are structs' members reached through a switch, not arrays,
 // which the driver's compiler kept in local memory (see QFragments).
+// Changed since, for causal bands: the row blocks are dispatched longest first, heads in chunks of 8 (rowBlockOf).
 // Why it is fast: the products run on the matrix units (16·16·16 multiply-adds per instruction) and the f16 tensors
 // are read once, at half the bytes of f32.
 
