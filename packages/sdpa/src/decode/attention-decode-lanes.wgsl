@@ -47,12 +47,6 @@ fn lanes(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let w = wid.y * nwg.x + wid.x;     // one workgroup per (batch, KV head, range of keys), as the tile loop's
   if (w / params.splits >= params.pairs) { return; }
   let g = workgroupRange(w, t);
-  let split = g.split;
-  let pair = g.pair;
-  let kvh = g.kvh;
-  let kvBase = g.kvBase;
-  let vBase = g.vBase;
-  let Lk = g.Lk;
   workgroupBarrier();
 
   let c = t / CL;                    // this lane's cluster: keys key0 + kb·NC + c of each step
@@ -65,16 +59,15 @@ fn lanes(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     ell[r] = 0.0;
   }
   for (var n = 0u; n < R * PER; n++) { o[n] = vec4<f32>(0.0); }
-  let steps = (Lk + NC * KB - 1u) / (NC * KB);
-  let jBegin = split * steps / params.splits;
-  let jEnd = (split + 1u) * steps / params.splits;
-  let diagonal = i32(Lk) - i32(params.Lq);
+  let steps = (g.Lk + NC * KB - 1u) / (NC * KB);
+  let jBegin = g.split * steps / params.splits;
+  let jEnd = (g.split + 1u) * steps / params.splits;
   var kReg: array<Packed, LANE_LOADS_MAX>;
   var vReg: array<Packed, LANE_LOADS_MAX>;
   var s: array<f32, LANE_KEYS_MAX * LANE_ROWS_MAX>;   // key kb's score of row r at kb·R + r, then its weight
   for (var j = jBegin; j < jEnd; j++) {
     let key0 = j * NC * KB;
-    for (var kb = 0u; kb < KB; kb++) { laneLoads(&kReg, &vReg, kb * PER, kvBase, vBase, key0 + kb * NC + c, Lk, l); }
+    for (var kb = 0u; kb < KB; kb++) { laneLoads(&kReg, &vReg, kb * PER, g.kvBase, g.vBase, key0 + kb * NC + c, g.Lk, l); }
     // Scores: this lane's part of each dot product, summed over the cluster's lanes.
     for (var kb = 0u; kb < KB; kb++) {
       let key = key0 + kb * NC + c;
@@ -82,11 +75,7 @@ fn lanes(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         var x = 0.0;
         for (var n = 0u; n < PER; n++) { x += dot(Qs[r * D4 + l + n * CL], unpack(kReg[kb * PER + n])); }
         for (var off = 1u; off < CL; off *= 2u) { x += subgroupShuffleXor(x, off); }
-        let i = i32(r % params.Lq);
-        if (params.softcap == 1u) { x = params.capOut * tanh(clamp(x * params.capIn, -10.0, 10.0)); }
-        if (params.alibi == 1u) { x -= ML[queryHead(kvh, r)].x * f32(abs(i + diagonal - i32(key))); }
-        let seen = key < Lk && i32(key) >= i + diagonal - params.left && i32(key) <= i + diagonal + params.right;
-        s[kb * R + r] = select(LOWEST, x, seen);
+        s[kb * R + r] = scored(x, r, key, g.kvh, g.Lk);
       }
     }
     // The cluster's online softmax, the step's KB keys at once: O = α·O + Σ P̃·V.
@@ -150,7 +139,7 @@ fn lanes(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   // This range's unnormalized O, m and ℓ of each row, for `combine`.
   for (var e = t; e < R * D4; e += WG) {
     let r = e / D4;
-    let part = (pair * params.splits + split) * R + r;
+    let part = (g.pair * params.splits + g.split) * R + r;
     if (e % D4 == 0u) {
       var M = LOWEST;
       for (var h = 0u; h < NC; h++) { M = max(M, subgroupML[h * R + r].x); }

@@ -153,7 +153,7 @@ function lanesReason(gpu: GpuContext, R: number, d: number, dv: number, laneKeys
   if (!gpu.device.features.has('subgroups') || (gpu.report.subgroupMinSize ?? 0) < LANE_CLUSTER) return `the lane loop needs subgroups of ${LANE_CLUSTER} or more`;
   if (dv !== d || d % (4 * LANE_CLUSTER) !== 0) return `the lane loop takes dv = d, a multiple of ${4 * LANE_CLUSTER}`;
   const per = d / 4 / LANE_CLUSTER;
-  if (R > 16 || R * per > 16 || laneKeys * per > 32) return `the lane loop holds at most 16 vec4s of O per lane (${R} rows of d = ${d})`;
+  if (R * per > 16 || laneKeys * per > 32) return `the lane loop holds at most 16 vec4s of O per lane (${R} rows of d = ${d})`;
   return undefined;
 }
 

@@ -127,6 +127,19 @@ const LOWEST: f32 = -3.0e38;
 // Row r of the group: query head kvh·GROUP + r / Lq, row r % Lq.
 fn queryHead(kvh: u32, r: u32) -> u32 { return kvh * params.GROUP + r / params.Lq; }
 
+// Row r's score s of key `key` as the softmax takes it: the softcap in natural units (s·ln 2 / c, tanh, times c·log2 e;
+// the argument clamped where tanh rounds to ±1), then ALiBi (the head's slope times the key's distance from the row's
+// bottom-right diagonal), or LOWEST outside the row's band or past the batch's Lk keys.
+fn scored(s: f32, r: u32, key: u32, kvh: u32, Lk: u32) -> f32 {
+  let i = i32(r % params.Lq) + i32(Lk) - i32(params.Lq);   // the row's diagonal key
+  let j = i32(key);
+  var x = s;
+  if (params.softcap == 1u) { x = params.capOut * tanh(clamp(x * params.capIn, -10.0, 10.0)); }
+  if (params.alibi == 1u) { x -= ML[queryHead(kvh, r)].x * f32(abs(i - j)); }
+  let seen = key < Lk && j >= i - params.left && j <= i + params.right;
+  return select(LOWEST, x, seen);
+}
+
 // A workgroup's share of the problem: its (batch, KV head) pair and range of keys, where that head's K and V begin, and
 // the batch's valid keys (its cache length); `workgroupRange` also stages the group's query rows in Qs, scaled.
 struct Range {
@@ -190,7 +203,6 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let tiles = (Lk + BK - 1u) / BK;
   let jBegin = split * tiles / params.splits;
   let jEnd = (split + 1u) * tiles / params.splits;
-  let diagonal = i32(Lk) - i32(params.Lq);
   var kReg: array<Packed, LD_MAX>;      // the next tile's K and V, on their way from memory
   var vReg: array<Packed, LD_MAX>;
   if (jBegin < jEnd) { loadTile(&kReg, &vReg, kvBase, vBase, jBegin * BK, Lk, t); }
@@ -213,14 +225,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
         let c = e % BK;
         var s = 0.0;
         for (var x = 0u; x < D4; x++) { s += dot(Qs[r * D4 + x], unpack(Kt[c * KS + x])); }
-        let key = i32(key0 + c);
-        let i = i32(r % params.Lq);
-        // The softcap in natural units (s·ln 2 / c, tanh, times c·log2 e; the argument clamped where tanh rounds to
-        // ±1), then ALiBi: the head's slope times the key's distance from the row's bottom-right diagonal.
-        if (params.softcap == 1u) { s = params.capOut * tanh(clamp(s * params.capIn, -10.0, 10.0)); }
-        if (params.alibi == 1u) { s -= ML[queryHead(kvh, r)].x * f32(abs(i + diagonal - key)); }
-        let seen = key < i32(Lk) && key >= i + diagonal - params.left && key <= i + diagonal + params.right;
-        S[e] = select(LOWEST, s, seen);
+        S[e] = scored(s, r, key0 + c, kvh, Lk);
       }
     }
     workgroupBarrier();
