@@ -46,6 +46,7 @@ override CW: u32;         // invocations per workgroup of `combine`
 
 const SLOT_MAX: u32 = 8u; // most vec4 slots of O per invocation
 const LD_MAX: u32 = 16u;  // most vec4s of K_j (and of V_j) one invocation loads per tile
+const MERGE_BATCH: u32 = 8u;  // ranges `combine` reads at once
 
 struct Params {
   Lq: u32,
@@ -274,16 +275,26 @@ fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
   let col = e % DV4;
   let r = (e / DV4) % R;
   let pair = e / DV4 / R;
+  // The ranges MERGE_BATCH at a time, their loads independent of each other, so that their latencies overlap, not one
+  // range at a time with each load waited for in turn (docs/decode.md has what it saved); past the last range, the
+  // batch's loads repeat it and count for nothing.
+  let last = params.splits - 1u;
   var M = LOWEST;
-  for (var s = 0u; s < params.splits; s++) { M = max(M, ML[params.headTerms + (pair * params.splits + s) * R + r].x); }
+  for (var s0 = 0u; s0 < params.splits; s0 += MERGE_BATCH) {
+    for (var u = 0u; u < MERGE_BATCH; u++) {
+      M = max(M, ML[params.headTerms + (pair * params.splits + min(s0 + u, last)) * R + r].x);
+    }
+  }
   var total = 0.0;
   var acc = vec4<f32>(0.0);
-  for (var s = 0u; s < params.splits; s++) {
-    let part = (pair * params.splits + s) * R + r;
-    let ml = ML[params.headTerms + part];
-    let scale = exp2(ml.x - M);
-    total += scale * ml.y;
-    acc += scale * Opart[part * DV4 + col];
+  for (var s0 = 0u; s0 < params.splits; s0 += MERGE_BATCH) {
+    for (var u = 0u; u < MERGE_BATCH; u++) {
+      let part = (pair * params.splits + min(s0 + u, last)) * R + r;
+      let ml = ML[params.headTerms + part];
+      let scale = select(0.0, exp2(ml.x - M), s0 + u <= last);
+      total += scale * ml.y;
+      acc += scale * Opart[part * DV4 + col];
+    }
   }
   let seen = M > LOWEST;
   let b = pair / params.Hkv;

@@ -715,6 +715,8 @@ fn blockKept(b: u32, hq: u32, i: u32, j: u32) -> bool {
 
 // One invocation per vec4 of O: the ranges of its row merged, O = Σ 2^(m_s − M) O_s / Σ 2^(m_s − M) ℓ_s; with sinks,
 // the row's sink enters the denominator once, here: + 2^(sink − M).
+const MERGE_BATCH: u32 = 8u;  // ranges `combine` reads at once
+
 @compute @workgroup_size(CW)
 fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
            @builtin(local_invocation_index) t: u32) {
@@ -724,15 +726,22 @@ fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
   let col = e % D4V;
   let row = (e / D4V) % Lq;
   let pair = e / D4V / Lq;
+  // The ranges MERGE_BATCH at a time, their loads independent of each other, so that their latencies overlap (as
+  // attention-decode's `combine`); past the last range, the batch's loads repeat it and count for nothing.
+  let last = params.splits - 1u;
   var M = LOWEST;
-  for (var s = 0u; s < params.splits; s++) { M = max(M, ML[(pair * params.splits + s) * Lq + row].x); }
+  for (var s0 = 0u; s0 < params.splits; s0 += MERGE_BATCH) {
+    for (var u = 0u; u < MERGE_BATCH; u++) { M = max(M, ML[(pair * params.splits + min(s0 + u, last)) * Lq + row].x); }
+  }
   var l = 0.0;
   var o = vec4<f32>(0.0);
-  for (var s = 0u; s < params.splits; s++) {
-    let part = (pair * params.splits + s) * Lq + row;
-    let scale = exp2(ML[part].x - M);
-    l += scale * ML[part].y;
-    o += scale * Opart[part * D4V + col];
+  for (var s0 = 0u; s0 < params.splits; s0 += MERGE_BATCH) {
+    for (var u = 0u; u < MERGE_BATCH; u++) {
+      let part = (pair * params.splits + min(s0 + u, last)) * Lq + row;
+      let scale = select(0.0, exp2(ML[part].x - M), s0 + u <= last);
+      l += scale * ML[part].y;
+      o += scale * Opart[part * D4V + col];
+    }
   }
   let seen = M > LOWEST;
   let b = pair / params.Hq;
