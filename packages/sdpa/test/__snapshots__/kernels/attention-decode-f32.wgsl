@@ -452,8 +452,8 @@ fn lanes(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   }
   for (var e = t; e < R * D4; e += WG) { Qs[e] = vec4<f32>(0.0); }
   workgroupBarrier();
-  for (var g = 0u; g < NC; g++) {
-    if (sgIndex == g && sgLead) {
+  for (var turn = 0u; turn < NC; turn++) {   // subgroup `turn` adds its rows (NC bounds the subgroups)
+    if (sgIndex == turn && sgLead) {
       for (var r = 0u; r < R; r++) {
         var M = LOWEST;
         for (var h = 0u; h < NC; h++) { M = max(M, subgroupML[h * R + r].x); }
