@@ -1,7 +1,7 @@
 /**
- * attention-decode's two key loops: which one the plan takes. The lane loop (attention-decode-lanes.wgsl) for f32
- * tensors where it holds the rows, the tile loop for f16 tensors and for what the lane loop declines; the numbers are
- * checked by the conformance cases on the GPU (attention.test.ts), which run the plan's loop.
+ * attention-decode's two key loops: which one the plan takes. The lane loop (attention-decode-lanes.wgsl) for f32 and
+ * f16 tensors where it holds the rows, the tile loop for what the lane loop declines; the numbers are checked by the
+ * conformance cases on the GPU (attention.test.ts), which run the plan's loop.
  */
 import { describe, expect, it } from 'vitest';
 import { sdpaProblem, type GpuContext, type SdpaDims } from '@fa/core';
@@ -21,21 +21,21 @@ function withSubgroups(features: string[], size: number): GpuContext {
 }
 
 describe('attention-decode: the key loop', () => {
-  it('f32 tensors take the lane loop: clusters of 8 lanes, 2 keys a step, 256 workgroups aimed for', () => {
-    const plan = planned(decodePlan(sdpaProblem(LLAMA3_DECODE), H100_LIKE, false, 'f32'));
+  it.each(['f32', 'f16'] as const)('%s tensors take the lane loop: clusters of 8 lanes, 2 keys a step, loads a step ahead, 256 workgroups aimed for', (dtype) => {
+    const plan = planned(decodePlan(sdpaProblem(LLAMA3_DECODE), H100_LIKE, false, dtype));
     expect(plan.loop).toBe('lanes');
-    expect(plan.constants).toMatchObject({ R: 4, CL: 8, KB: 2, BK: 32, WG: 128 });
+    expect(plan.constants).toMatchObject({ R: 4, CL: 8, KB: 2, BK: 32, WG: 128, PREFETCH: 1 });
     expect(plan.targetWorkgroups).toBe(256);
     expect(decodeKernelSource(plan).code).toMatch(/^enable subgroups;\n/);
     expect(decodeKernelSource(plan).code).toContain('fn lanes(');
   });
-  it('f16 tensors keep the tile loop, unless tuning asks for the lane loop', () => {
-    const plan = planned(decodePlan(sdpaProblem(LLAMA3_DECODE), H100_LIKE, false, 'f16'));
-    expect(plan.loop).toBe('main');
-    expect(plan.targetWorkgroups).toBe(512);
-    expect(decodeKernelSource(plan).code).not.toContain('fn lanes(');
-    expect(planned(decodePlan(sdpaProblem(LLAMA3_DECODE), H100_LIKE, false, 'f16', { decodeLoop: 1, laneKeys: 1 })).constants).toMatchObject({ CL: 8, KB: 1, BK: 16 });
-    expect(planned(decodePlan(sdpaProblem(LLAMA3_DECODE), H100_LIKE, false, 'f32', { decodeLoop: 2 })).loop).toBe('main');
+  it('tuning chooses the tile loop, the keys a step and loads at their own step', () => {
+    const tiles = planned(decodePlan(sdpaProblem(LLAMA3_DECODE), H100_LIKE, false, 'f16', { decodeLoop: 2 }));
+    expect(tiles.loop).toBe('main');
+    expect(tiles.targetWorkgroups).toBe(512);
+    expect(decodeKernelSource(tiles).code).not.toContain('fn lanes(');
+    expect(planned(decodePlan(sdpaProblem(LLAMA3_DECODE), H100_LIKE, false, 'f16', { laneKeys: 1 })).constants).toMatchObject({ CL: 8, KB: 1, BK: 16 });
+    expect(planned(decodePlan(sdpaProblem(LLAMA3_DECODE), H100_LIKE, false, 'f32', { lanePrefetch: 2 })).constants).toMatchObject({ PREFETCH: 0 });
   });
   it('the tile loop takes what the lane loop cannot hold', () => {
     const loop = (dims: Partial<SdpaDims>, gpu = H100_LIKE): string => planned(decodePlan(sdpaProblem({ ...LLAMA3_DECODE, ...dims }), gpu, false, 'f32')).loop;
@@ -52,5 +52,6 @@ describe('attention-decode: the key loop', () => {
   it('declines tuning it cannot take, in one line', () => {
     expect(decodePlan(sdpaProblem(LLAMA3_DECODE), H100_LIKE, false, 'f32', { decodeLoop: 3 })).toBe('tuning.decodeLoop is 3; give 1 (the lane loop) or 2 (the tile loop)');
     expect(decodePlan(sdpaProblem(LLAMA3_DECODE), H100_LIKE, false, 'f32', { laneKeys: 5 })).toBe('tuning.laneKeys is 5; give 1 to 4');
+    expect(decodePlan(sdpaProblem(LLAMA3_DECODE), H100_LIKE, false, 'f32', { lanePrefetch: 3 })).toBe('tuning.lanePrefetch is 3; give 1 (a step ahead) or 2 (at the step)');
   });
 });

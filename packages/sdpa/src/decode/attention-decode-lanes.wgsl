@@ -10,7 +10,8 @@
 //   neighbouring keys, so each load instruction reads whole runs of memory), sums its part of each row's score, and
 //   log2(CL) `subgroupShuffleXor` steps give every lane of the cluster the score.
 // - Each cluster runs its own online softmax (m_i, ℓ_i and its lanes' columns of O for each of the R rows), KB keys a
-//   step (every load of a step issued before any is used), so there is nothing to wait for but memory.
+//   step, so there is nothing to wait for but memory; each step's loads are issued a step ahead, before the previous
+//   step's arithmetic, so that their latency hides behind it (docs/decode.md).
 // - At the end the clusters of a subgroup merge by shuffles, the subgroups of the workgroup through workgroup memory
 //   (one subgroup at a time), and the workgroup writes its range's O, m and ℓ for `combine` as the tile loop does.
 // It needs subgroups of at least CL invocations (a multiple of CL), R·D4/CL ≤ LANE_MAX, and DV = D.
@@ -19,6 +20,7 @@ override CL: u32 = 8u;                  // lanes per key: each holds PER vec4s o
 override KB: u32 = 2u;                  // keys per cluster per step
 override PER: u32 = D4 / CL;            // vec4s of a row per lane
 override NC: u32 = WG / CL;             // clusters per workgroup: a step covers NC·KB keys
+override PREFETCH: u32 = 1u;            // 1: each step's loads issued a step ahead (0: at the step, to measure it)
 const LANE_MAX: u32 = 16u;              // most vec4s of O per lane: R·PER
 const LANE_KEYS_MAX: u32 = 4u;          // most keys per step (KB)
 const LANE_ROWS_MAX: u32 = 16u;         // most rows (R)
@@ -65,15 +67,28 @@ fn lanes(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   var kReg: array<Packed, LANE_LOADS_MAX>;
   var vReg: array<Packed, LANE_LOADS_MAX>;
   var s: array<f32, LANE_KEYS_MAX * LANE_ROWS_MAX>;   // key kb's score of row r at kb·R + r, then its weight
+  // With PREFETCH, step j + 1's loads are issued before step j's arithmetic, which reads the copies kCur and vCur.
+  // The loads stay written out here: the same loop with them in a helper taking kReg and vReg by pointer, called
+  // from here, ran 20% slower on an H200 (docs/decode.md).
+  if (PREFETCH == 1u && jBegin < jEnd) {
+    for (var kb = 0u; kb < KB; kb++) { laneLoads(&kReg, &vReg, kb * PER, g.kvBase, g.vBase, jBegin * NC * KB + kb * NC + c, g.Lk, l); }
+  }
   for (var j = jBegin; j < jEnd; j++) {
     let key0 = j * NC * KB;
-    for (var kb = 0u; kb < KB; kb++) { laneLoads(&kReg, &vReg, kb * PER, g.kvBase, g.vBase, key0 + kb * NC + c, g.Lk, l); }
+    if (PREFETCH == 0u) {
+      for (var kb = 0u; kb < KB; kb++) { laneLoads(&kReg, &vReg, kb * PER, g.kvBase, g.vBase, key0 + kb * NC + c, g.Lk, l); }
+    }
+    let kCur = kReg;
+    let vCur = vReg;
+    if (PREFETCH == 1u && j + 1u < jEnd) {
+      for (var kb = 0u; kb < KB; kb++) { laneLoads(&kReg, &vReg, kb * PER, g.kvBase, g.vBase, key0 + NC * KB + kb * NC + c, g.Lk, l); }
+    }
     // Scores: this lane's part of each dot product, summed over the cluster's lanes.
     for (var kb = 0u; kb < KB; kb++) {
       let key = key0 + kb * NC + c;
       for (var r = 0u; r < R; r++) {
         var x = 0.0;
-        for (var n = 0u; n < PER; n++) { x += dot(Qs[r * D4 + l + n * CL], unpack(kReg[kb * PER + n])); }
+        for (var n = 0u; n < PER; n++) { x += dot(Qs[r * D4 + l + n * CL], unpack(kCur[kb * PER + n])); }
         for (var off = 1u; off < CL; off *= 2u) { x += subgroupShuffleXor(x, off); }
         s[kb * R + r] = scored(x, r, key, g.kvh, g.Lk);
       }
@@ -93,7 +108,7 @@ fn lanes(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
       m[r] = mx;
       for (var n = 0u; n < PER; n++) {
         var acc = o[r * PER + n] * alpha;
-        for (var kb = 0u; kb < KB; kb++) { acc = fma(vec4<f32>(s[kb * R + r]), unpack(vReg[kb * PER + n]), acc); }
+        for (var kb = 0u; kb < KB; kb++) { acc = fma(vec4<f32>(s[kb * R + r]), unpack(vCur[kb * PER + n]), acc); }
         o[r * PER + n] = acc;
       }
     }

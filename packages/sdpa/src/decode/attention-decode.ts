@@ -78,14 +78,16 @@ export interface DecodeTuning {
   readonly matrixKvTiles?: number;
   /** attention-fp32's invocations per workgroup (32, 64, 128 or 256: BR = WG / H · ROWS query rows) instead of its rule. */
   readonly fp32Invocations?: number;
-  /** attention-decode's loop: 1 the lane loop (attention-decode-lanes.wgsl) where it takes the problem, 2 the tile loop (default: lanes for f32 tensors, tiles for f16). */
+  /** attention-decode's loop: 1 the lane loop (attention-decode-lanes.wgsl) where it takes the problem (the default), 2 the tile loop. */
   readonly decodeLoop?: number;
   /** The lane loop's keys per cluster per step (KB, 1 to 4). */
   readonly laneKeys?: number;
+  /** When the lane loop issues each step's loads (its PREFETCH): 1 a step ahead (the plan), 2 at that step, to measure what 1 saves. */
+  readonly lanePrefetch?: number;
 }
 
 /** The keys of DecodeTuning, for the checks of the library's options and of the bench's FA_SDPA_TUNING. */
-export const TUNING_KEYS = ['keysPerTile', 'targetWorkgroups', 'prefillSplits', 'matrixKeysPerTile', 'matrixSubgroups', 'matrixFlush', 'matrixColumnsPerRound', 'matrixKvTiles', 'fp32Invocations', 'decodeLoop', 'laneKeys'] as const satisfies readonly (keyof DecodeTuning)[];
+export const TUNING_KEYS = ['keysPerTile', 'targetWorkgroups', 'prefillSplits', 'matrixKeysPerTile', 'matrixSubgroups', 'matrixFlush', 'matrixColumnsPerRound', 'matrixKvTiles', 'fp32Invocations', 'decodeLoop', 'laneKeys', 'lanePrefetch'] as const satisfies readonly (keyof DecodeTuning)[];
 
 export interface DecodePlan {
   readonly dtype: TensorType;
@@ -125,12 +127,13 @@ export function decodePlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   const constants = { ...heads, R, BK, WG, LSE: lse ? 1 : 0, CW: COMBINE_WORKGROUP };
   if (tuning.decodeLoop !== undefined && tuning.decodeLoop !== 1 && tuning.decodeLoop !== 2) return `tuning.decodeLoop is ${tuning.decodeLoop}; give 1 (the lane loop) or 2 (the tile loop)`;
   if (tuning.laneKeys !== undefined && tuning.laneKeys > LANE_KEYS_MAX) return `tuning.laneKeys is ${tuning.laneKeys}; give 1 to ${LANE_KEYS_MAX}`;
+  if (tuning.lanePrefetch !== undefined && tuning.lanePrefetch !== 1 && tuning.lanePrefetch !== 2) return `tuning.lanePrefetch is ${tuning.lanePrefetch}; give 1 (a step ahead) or 2 (at the step)`;
   const laneKeys = tuning.laneKeys ?? LANE_KEYS;
-  const lanes = tuning.decodeLoop === undefined ? dtype === 'f32' : tuning.decodeLoop === 1;
+  const lanes = tuning.decodeLoop !== 2;
   if (lanes && lanesReason(gpu, R, d, dv, laneKeys) === undefined) {
     // A step of the lane loop covers WG / LANE_CLUSTER clusters of laneKeys keys: the splits count steps as tiles.
     const stepKeys = (WG / LANE_CLUSTER) * laneKeys;
-    return { dtype, loop: 'lanes', constants: { ...constants, BK: stepKeys, CL: LANE_CLUSTER, KB: laneKeys }, BK: stepKeys, targetWorkgroups: tuning.targetWorkgroups ?? LANE_TARGET_WORKGROUPS, summary: `${R} rows per KV head, lanes of ${LANE_CLUSTER} per key, ${laneKeys} keys a step` };
+    return { dtype, loop: 'lanes', constants: { ...constants, BK: stepKeys, CL: LANE_CLUSTER, KB: laneKeys, PREFETCH: tuning.lanePrefetch === 2 ? 0 : 1 }, BK: stepKeys, targetWorkgroups: tuning.targetWorkgroups ?? LANE_TARGET_WORKGROUPS, summary: `${R} rows per KV head, lanes of ${LANE_CLUSTER} per key, ${laneKeys} keys a step` };
   }
   return { dtype, loop: 'main', constants, BK, targetWorkgroups, summary: `${R} rows per KV head, ${BK} keys per tile` };
 }
@@ -143,8 +146,9 @@ const LANE_KEYS_MAX = 4;
 /**
  * Workgroups the lane loop's key splits aim for: its workgroups hold little workgroup memory, and fewer, longer
  * ranges spend less on each range's merge. Measured on the H100 (2026-11-28, 32/8 heads, d = 128, 32768 keys, ms,
- * docs/decode.md): f32 1 row 0.118 with 256, 0.139 with 512 (the tile loop 0.161); f16 1 row 0.090 and 0.110 (the
- * tile loop 0.083), so f16 tensors keep the tile loop.
+ * docs/decode.md): f32 1 row 0.118 with 256, 0.139 with 512 (the tile loop 0.161). With the loads a step ahead, on an
+ * H200 (2026-11-28): f16 1 row 0.079 with 256, 0.114 with 512, against the tile loop's 0.094, so f16 tensors take the
+ * lane loop too.
  */
 const LANE_TARGET_WORKGROUPS = 256;
 

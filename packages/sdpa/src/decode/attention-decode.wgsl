@@ -26,8 +26,8 @@
 // - V and O may have their own head size DV (DeepSeek's MLA: D = 192, DV = 128): V_j's rows, the O slots and O's rows
 //   are DV wide, with their own strides; DV defaults to D.
 // A second key loop, `lanes` (attention-decode-lanes.wgsl, appended by the host with subgroups enabled), takes the same
-// problems with f32 tensors where it holds the rows: a cluster of lanes per key, no workgroup memory or barrier in the
-// loop. This file's `main` is the tile loop.
+// problems where it holds the rows (the plan's choice for f32 and f16 tensors): a cluster of lanes per key, no
+// workgroup memory or barrier in the loop. This file's `main` is the tile loop, for what the lane loop declines.
 
 // How Q, K, V and O are held in memory: four elements at a time as `Packed`, unpacked to float32 on load. The host's
 // f16 variant replaces these three lines (kernel-support.ts): two u32s of f16 pairs, unpacked with unpack2x16float,

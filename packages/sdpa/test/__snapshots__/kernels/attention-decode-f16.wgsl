@@ -1,11 +1,15 @@
-// 4 rows per KV head, 16 keys per tile; override constants:
+// 4 rows per KV head, lanes of 8 per key, 2 keys a step; override constants:
 //   D = 128
 //   R = 4
-//   BK = 16
+//   BK = 32
 //   WG = 128
 //   LSE = 0
 //   CW = 64
+//   CL = 8
+//   KB = 2
+//   PREFETCH = 1
 
+enable subgroups;
 // attention-decode: a few query rows against a long key/value cache (decode, speculative decode), flash-decoding's way.
 //
 // Promoted from no rung: written for the product from attention-fp32 (itself promoted from rung 20 lean-loop). This
@@ -34,8 +38,8 @@
 // - V and O may have their own head size DV (DeepSeek's MLA: D = 192, DV = 128): V_j's rows, the O slots and O's rows
 //   are DV wide, with their own strides; DV defaults to D.
 // A second key loop, `lanes` (attention-decode-lanes.wgsl, appended by the host with subgroups enabled), takes the same
-// problems with f32 tensors where it holds the rows: a cluster of lanes per key, no workgroup memory or barrier in the
-// loop. This file's `main` is the tile loop.
+// problems where it holds the rows (the plan's choice for f32 and f16 tensors): a cluster of lanes per key, no
+// workgroup memory or barrier in the loop. This file's `main` is the tile loop, for what the lane loop declines.
 
 // How Q, K, V and O are held in memory: four elements at a time as `Packed`, unpacked to float32 on load. The host's
 // f16 variant replaces these three lines (kernel-support.ts): two u32s of f16 pairs, unpacked with unpack2x16float,
@@ -319,5 +323,176 @@ fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
   O[b * params.oBatch + h * params.oHead + i * params.oRow + col] = pack(select(vec4<f32>(0.0), acc / denominator, seen));
   if (LSE == 1u && col == 0u) {
     lse[(b * params.Hq + h) * params.Lq + i] = select(bitcast<f32>(params.minusInfinity), x * 0.6931471805599453, seen || params.sinks == 1u);
+  }
+}
+
+// attention-decode's lane loop: the same problem, bindings, partial results and `combine` as the tile loop (`main`,
+// attention-decode.wgsl, which the host puts before this file with `enable subgroups;` in front), without workgroup
+// memory or a barrier in the key loop.
+//
+// Changed from the tile loop (docs/decode.md has the measurements): there each tile of keys passes through workgroup
+// memory, and its scores, its softmax (one invocation per row) and its P̃·V_j run one after the other between
+// barriers, so each workgroup waits on every tile. Here:
+// - A cluster of CL neighbouring lanes of a subgroup owns a key at a time: lane l of the cluster reads vec4s l,
+//   l + CL, … of the key's K and V rows straight from memory into registers (the clusters of a subgroup take
+//   neighbouring keys, so each load instruction reads whole runs of memory), sums its part of each row's score, and
+//   log2(CL) `subgroupShuffleXor` steps give every lane of the cluster the score.
+// - Each cluster runs its own online softmax (m_i, ℓ_i and its lanes' columns of O for each of the R rows), KB keys a
+//   step, so there is nothing to wait for but memory; each step's loads are issued a step ahead, before the previous
+//   step's arithmetic, so that their latency hides behind it (docs/decode.md).
+// - At the end the clusters of a subgroup merge by shuffles, the subgroups of the workgroup through workgroup memory
+//   (one subgroup at a time), and the workgroup writes its range's O, m and ℓ for `combine` as the tile loop does.
+// It needs subgroups of at least CL invocations (a multiple of CL), R·D4/CL ≤ LANE_MAX, and DV = D.
+
+override CL: u32 = 8u;                  // lanes per key: each holds PER vec4s of a row
+override KB: u32 = 2u;                  // keys per cluster per step
+override PER: u32 = D4 / CL;            // vec4s of a row per lane
+override NC: u32 = WG / CL;             // clusters per workgroup: a step covers NC·KB keys
+override PREFETCH: u32 = 1u;            // 1: each step's loads issued a step ahead (0: at the step, to measure it)
+const LANE_MAX: u32 = 16u;              // most vec4s of O per lane: R·PER
+const LANE_KEYS_MAX: u32 = 4u;          // most keys per step (KB)
+const LANE_ROWS_MAX: u32 = 16u;         // most rows (R)
+const LANE_LOADS_MAX: u32 = 32u;        // most vec4s of K (and of V) per lane per step: KB·PER
+
+var<workgroup> subgroupML: array<vec2<f32>, R * NC>;   // each subgroup's m, ℓ per row (at most NC subgroups)
+
+// Key `key`'s vec4s of this lane, K's and V's, from memory into registers as stored (zeros past Lk).
+fn laneLoads(kReg: ptr<function, array<Packed, LANE_LOADS_MAX>>, vReg: ptr<function, array<Packed, LANE_LOADS_MAX>>,
+             at: u32, kvBase: u32, vBase: u32, key: u32, Lk: u32, l: u32) {
+  for (var n = 0u; n < PER; n++) {
+    var kv = Packed();
+    var vv = Packed();
+    if (key < Lk) {
+      kv = k[kvBase + key * params.kvRow + l + n * CL];
+      vv = v[vBase + key * params.vRow + l + n * CL];
+    }
+    (*kReg)[at + n] = kv;
+    (*vReg)[at + n] = vv;
+  }
+}
+
+@compute @workgroup_size(WG)
+fn lanes(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, @builtin(local_invocation_index) t: u32,
+         @builtin(subgroup_size) sgSize: u32) {
+  let w = wid.y * nwg.x + wid.x;     // one workgroup per (batch, KV head, range of keys), as the tile loop's
+  if (w / params.splits >= params.pairs) { return; }
+  let g = workgroupRange(w, t);
+  workgroupBarrier();
+
+  let c = t / CL;                    // this lane's cluster: keys key0 + kb·NC + c of each step
+  let l = t % CL;                    // its lane in the cluster: vec4s l, l + CL, … of each row
+  var m: array<f32, LANE_ROWS_MAX>;
+  var ell: array<f32, LANE_ROWS_MAX>;
+  var o: array<vec4<f32>, LANE_MAX>;   // row r's vec4 l + n·CL at r·PER + n
+  for (var r = 0u; r < R; r++) {
+    m[r] = LOWEST;
+    ell[r] = 0.0;
+  }
+  for (var n = 0u; n < R * PER; n++) { o[n] = vec4<f32>(0.0); }
+  let steps = (g.Lk + NC * KB - 1u) / (NC * KB);
+  let jBegin = g.split * steps / params.splits;
+  let jEnd = (g.split + 1u) * steps / params.splits;
+  var kReg: array<Packed, LANE_LOADS_MAX>;
+  var vReg: array<Packed, LANE_LOADS_MAX>;
+  var s: array<f32, LANE_KEYS_MAX * LANE_ROWS_MAX>;   // key kb's score of row r at kb·R + r, then its weight
+  // With PREFETCH, step j + 1's loads are issued before step j's arithmetic, which reads the copies kCur and vCur.
+  // The loads stay written out here: the same loop with them in a helper taking kReg and vReg by pointer, called
+  // from here, ran 20% slower on an H200 (docs/decode.md).
+  if (PREFETCH == 1u && jBegin < jEnd) {
+    for (var kb = 0u; kb < KB; kb++) { laneLoads(&kReg, &vReg, kb * PER, g.kvBase, g.vBase, jBegin * NC * KB + kb * NC + c, g.Lk, l); }
+  }
+  for (var j = jBegin; j < jEnd; j++) {
+    let key0 = j * NC * KB;
+    if (PREFETCH == 0u) {
+      for (var kb = 0u; kb < KB; kb++) { laneLoads(&kReg, &vReg, kb * PER, g.kvBase, g.vBase, key0 + kb * NC + c, g.Lk, l); }
+    }
+    let kCur = kReg;
+    let vCur = vReg;
+    if (PREFETCH == 1u && j + 1u < jEnd) {
+      for (var kb = 0u; kb < KB; kb++) { laneLoads(&kReg, &vReg, kb * PER, g.kvBase, g.vBase, key0 + NC * KB + kb * NC + c, g.Lk, l); }
+    }
+    // Scores: this lane's part of each dot product, summed over the cluster's lanes.
+    for (var kb = 0u; kb < KB; kb++) {
+      let key = key0 + kb * NC + c;
+      for (var r = 0u; r < R; r++) {
+        var x = 0.0;
+        for (var n = 0u; n < PER; n++) { x += dot(Qs[r * D4 + l + n * CL], unpack(kCur[kb * PER + n])); }
+        for (var off = 1u; off < CL; off *= 2u) { x += subgroupShuffleXor(x, off); }
+        s[kb * R + r] = scored(x, r, key, g.kvh, g.Lk);
+      }
+    }
+    // The cluster's online softmax, the step's KB keys at once: O = α·O + Σ P̃·V.
+    for (var r = 0u; r < R; r++) {
+      var mx = m[r];
+      for (var kb = 0u; kb < KB; kb++) { mx = max(mx, s[kb * R + r]); }
+      let alpha = exp2(m[r] - mx);
+      var sum = 0.0;
+      for (var kb = 0u; kb < KB; kb++) {
+        let p = select(0.0, exp2(s[kb * R + r] - mx), s[kb * R + r] > LOWEST);
+        s[kb * R + r] = p;
+        sum += p;
+      }
+      ell[r] = ell[r] * alpha + sum;
+      m[r] = mx;
+      for (var n = 0u; n < PER; n++) {
+        var acc = o[r * PER + n] * alpha;
+        for (var kb = 0u; kb < KB; kb++) { acc = fma(vec4<f32>(s[kb * R + r]), unpack(vCur[kb * PER + n]), acc); }
+        o[r * PER + n] = acc;
+      }
+    }
+  }
+
+  // The subgroup's clusters merged: lanes CL, 2·CL, … apart hold the same columns of other keys.
+  for (var off = CL; off < sgSize; off *= 2u) {
+    for (var r = 0u; r < R; r++) {
+      let mo = subgroupShuffleXor(m[r], off);
+      let lo = subgroupShuffleXor(ell[r], off);
+      let mNew = max(m[r], mo);
+      let a = exp2(m[r] - mNew);
+      let ao = exp2(mo - mNew);
+      ell[r] = ell[r] * a + lo * ao;
+      m[r] = mNew;
+      for (var n = 0u; n < PER; n++) {
+        let oo = subgroupShuffleXor(o[r * PER + n], off);
+        o[r * PER + n] = o[r * PER + n] * a + oo * ao;
+      }
+    }
+  }
+  // Then the workgroup's subgroups: each one's m, ℓ; the rows' maxima; O summed in Qs, one subgroup at a time.
+  let sgIndex = t / sgSize;
+  let sgLead = t % sgSize < CL;      // the subgroup's first cluster writes for it
+  for (var e = t; e < R * NC; e += WG) { subgroupML[e] = vec2<f32>(LOWEST, 0.0); }
+  workgroupBarrier();
+  if (t % sgSize == 0u) {
+    for (var r = 0u; r < R; r++) { subgroupML[sgIndex * R + r] = vec2<f32>(m[r], ell[r]); }
+  }
+  for (var e = t; e < R * D4; e += WG) { Qs[e] = vec4<f32>(0.0); }
+  workgroupBarrier();
+  for (var turn = 0u; turn < NC; turn++) {   // subgroup `turn` adds its rows (NC bounds the subgroups)
+    if (sgIndex == turn && sgLead) {
+      for (var r = 0u; r < R; r++) {
+        var M = LOWEST;
+        for (var h = 0u; h < NC; h++) { M = max(M, subgroupML[h * R + r].x); }
+        let a = exp2(m[r] - M);
+        for (var n = 0u; n < PER; n++) { Qs[r * D4 + l + n * CL] += o[r * PER + n] * a; }
+      }
+    }
+    workgroupBarrier();
+  }
+  // This range's unnormalized O, m and ℓ of each row, for `combine`.
+  for (var e = t; e < R * D4; e += WG) {
+    let r = e / D4;
+    let part = (g.pair * params.splits + g.split) * R + r;
+    if (e % D4 == 0u) {
+      var M = LOWEST;
+      for (var h = 0u; h < NC; h++) { M = max(M, subgroupML[h * R + r].x); }
+      var total = 0.0;
+      for (var h = 0u; h < NC; h++) {
+        let ml = subgroupML[h * R + r];
+        total += ml.y * exp2(ml.x - M);
+      }
+      ML[params.headTerms + part] = vec2<f32>(M, total);
+    }
+    Opart[part * D4 + e % D4] = Qs[e];
   }
 }
