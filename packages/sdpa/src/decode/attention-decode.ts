@@ -147,8 +147,8 @@ const LANE_KEYS_MAX = 4;
  * Workgroups the lane loop's key splits aim for: its workgroups hold little workgroup memory, and fewer, longer
  * ranges spend less on each range's merge. Measured on the H100 (2026-11-28, 32/8 heads, d = 128, 32768 keys, ms,
  * docs/decode.md): f32 1 row 0.118 with 256, 0.139 with 512 (the tile loop 0.161). With the loads a step ahead, on an
- * H200 (2026-11-28): f16 1 row 0.079 with 256, 0.114 with 512, against the tile loop's 0.094, so f16 tensors take the
- * lane loop too.
+ * H200 (2026-11-28): f16 1 row 0.079 with 256 against the tile loop's 0.094, so f16 tensors take the lane loop too
+ * (512 was timed only in a slower build of the loop: 0.114 against that build's 0.095 with 256).
  */
 const LANE_TARGET_WORKGROUPS = 256;
 
