@@ -235,7 +235,9 @@ export const GROUPS: { name: string; cases: Case[] }[] = [
     name: 'head sizes: d = 256, V\'s own head size dv',
     cases: [
       { name: 'd = 256, causal, GQA 2', dims: { B: 1, Hq: 2, Hkv: 1, Lq: 20, Lk: 20, d: 256 }, options: { causal: true }, kernel: 'attention-fp32' },
-      { name: 'd = 256, causal, GQA 2, on the default kernel (attention-matrix\'s wide-head variant with f16 tensors where it runs)', dims: { B: 1, Hq: 2, Hkv: 1, Lq: 20, Lk: 20, d: 256 }, options: { causal: true } },
+      // With f16 tensors where the matrix kernel runs: teams of two subgroups per 16 rows, three row blocks (the last
+      // partial) over seven 32-key tiles (the last partial), the band crossing them.
+      { name: 'd = 256, causal, Lq = 150 < Lk = 200, GQA 2, on the default kernel', dims: { B: 1, Hq: 4, Hkv: 2, Lq: 150, Lk: 200, d: 256 }, options: { causal: true } },
       {
         name: 'd = 16, dv = 8, additive mask [Lq, Lk] with −∞, GQA 2, two key ranges',
         dims: { B: 1, Hq: 2, Hkv: 1, Lq: 20, Lk: 45, d: 16, dv: 8 },

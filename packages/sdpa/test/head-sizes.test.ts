@@ -105,23 +105,49 @@ describe('which kernel takes d = 256 and dv ≠ d', () => {
     expect(matrixPlan(sdpaProblem(PREFILL), H100_LIKE, false, 'f32')).toBe('d = 256 with f32 tensors is above the matrix kernel\'s 128 for two f16 parts (f16 tensors run to 256)');
     expect(matrixPlan(sdpaProblem({ ...PREFILL, d: 272 }), H100_LIKE, false, 'f16')).toBe('d = 272 is above the matrix kernel\'s 256');
   });
-  it('attention-matrix: f16 head sizes to 256 in 16-key tiles, within the workgroup memory', () => {
+  it('attention-matrix: f16 head sizes above 128 in teams of two subgroups per 16 rows where d is a multiple of 32', () => {
     const plan = planned(matrixPlan(sdpaProblem(PREFILL, { causal: true }), H100_LIKE, false, 'f16'));
-    // Four subgroups in 16,656 bytes, two workgroups in the H100-like 48 KiB: one K/V tile of 16 rows of 264 f16 (V in
-    // K's place), Q staged through it 16 rows at a time, S and P̃. Two tiles side by side (25,104 bytes) fit one.
-    expect(plan.constants).toMatchObject({ D: 256, BC: 16, PARTS: 1, NSG: 4, OW: 16, KV_TILES: 1 });
-    expect(plan.workgroupBytes).toBe(16656);
-    const twoTiles = planned(matrixPlan(sdpaProblem(PREFILL, { causal: true }), H100_LIKE, false, 'f16', { matrixKvTiles: 2 }));
+    // Each subgroup holds half of d (8 fragments of Q and of O, as at d = 128): 4 teams of 2 (64 rows) in 45,584 bytes,
+    // one workgroup in the H100-like 48 KiB: one K/V tile of 32 rows of 264 f16 (V in K's place), S and P̃ for 8
+    // subgroups. On 32 KiB, 16-key tiles and 2 teams.
+    expect(plan.constants).toMatchObject({ D: 256, BC: 32, PARTS: 1, NSG: 8, OW: 32, KV_TILES: 1, HALVES: 2 });
+    expect(plan.BR).toBe(64);
+    expect(plan.workgroupBytes).toBe(45584);
+    expect(plan.summary).toContain('two per 16 rows, each with half of d');
+    for (const set of [Q_FRAGMENTS, O_FRAGMENTS]) expect(plan.kernel.code).toContain(fragmentStruct(set, 8));
+    expect(plan.kernel.code).toContain('const DK_MAX: u32 = 8u;');
+    const small = planned(matrixPlan(sdpaProblem(PREFILL, { causal: true }), gpuLike(32768), false, 'f16'));
+    expect(small.constants).toMatchObject({ D: 256, BC: 16, NSG: 4, HALVES: 2 });
+    expect(small.BR).toBe(32);
+    expect(small.workgroupBytes).toBeLessThanOrEqual(32768);
+    for (const d of [160, 192, 224]) expect(planned(matrixPlan(sdpaProblem({ ...PREFILL, d }), H100_LIKE, false, 'f16')).constants).toMatchObject({ HALVES: 2, BC: 32, NSG: 8 });
+    expect(matrixPlan(sdpaProblem(PREFILL), H100_LIKE, false, 'f16', { matrixHalves: 3 })).toBe('tuning.matrixHalves is 3; give 1 or 2');
+    expect(matrixPlan(sdpaProblem({ ...PREFILL, d: 128 }), H100_LIKE, false, 'f32', { matrixHalves: 2 })).toBe('tuning.matrixHalves 2 takes f16 tensors and d a multiple of 32');
+    expect(planned(matrixPlan(sdpaProblem({ ...PREFILL, d: 128 }), H100_LIKE, false, 'f16')).constants).not.toHaveProperty('HALVES');
+  });
+  it('attention-matrix: the wide-head variant above d = 128 where a subgroup holds all of d, in 16-key tiles', () => {
+    // d = 240 is not a multiple of 32; d = 256 with one subgroup per 16 rows is tuning's (matrixHalves 1).
+    for (const plan of [
+      planned(matrixPlan(sdpaProblem({ ...PREFILL, d: 240 }, { causal: true }), H100_LIKE, false, 'f16')),
+      planned(matrixPlan(sdpaProblem(PREFILL, { causal: true }), H100_LIKE, false, 'f16', { matrixHalves: 1 })),
+    ]) {
+      expect(plan.constants).toMatchObject({ BC: 16, PARTS: 1, NSG: 4, OW: 16, KV_TILES: 1 });
+      expect(plan.constants).not.toHaveProperty('HALVES');
+      expect(plan.kernel.code).toContain('const DK_MAX: u32 = 16u;');
+      // The register fragments: in the kernel as written (d up to 128) Q's and O's 8 and S's 4 are members of structs
+      // reached through a switch (arrays, indexed by a loop's counter, the H100's compiler kept in local memory); above
+      // 128 O's are 16 members and Q's an array of 16.
+      expect(plan.kernel.code).toContain(fragmentArray(Q_FRAGMENTS));
+      expect(plan.kernel.code).toContain(fragmentStruct(O_FRAGMENTS, 16));
+      for (const set of [Q_FRAGMENTS, O_FRAGMENTS]) expect(plan.kernel.code).not.toContain(fragmentStruct(set, 8));
+      expect(plan.kernel.code).toContain(fragmentStruct(S_FRAGMENTS, 4));
+    }
+    // Four subgroups in 16,656 bytes at d = 256, two workgroups in the H100-like 48 KiB: one K/V tile of 16 rows of 264
+    // f16 (V in K's place), Q staged through it 16 rows at a time, S and P̃. Two tiles side by side (25,104 bytes) fit one.
+    expect(planned(matrixPlan(sdpaProblem(PREFILL, { causal: true }), H100_LIKE, false, 'f16', { matrixHalves: 1 })).workgroupBytes).toBe(16656);
+    const twoTiles = planned(matrixPlan(sdpaProblem(PREFILL, { causal: true }), H100_LIKE, false, 'f16', { matrixHalves: 1, matrixKvTiles: 2 }));
     expect(twoTiles.workgroupBytes).toBe(25104);
     expect(twoTiles.constants).not.toHaveProperty('KV_TILES');
-    expect(plan.kernel.code).toContain('const DK_MAX: u32 = 16u;');
-    // The register fragments: in the kernel as written (d up to 128) Q's and O's 8 and S's 4 are members of structs
-    // reached through a switch (arrays, indexed by a loop's counter, the H100's compiler kept in local memory); above
-    // 128 O's are 16 members and Q's an array of 16.
-    expect(plan.kernel.code).toContain(fragmentArray(Q_FRAGMENTS));
-    expect(plan.kernel.code).toContain(fragmentStruct(O_FRAGMENTS, 16));
-    for (const set of [Q_FRAGMENTS, O_FRAGMENTS]) expect(plan.kernel.code).not.toContain(fragmentStruct(set, 8));
-    expect(plan.kernel.code).toContain(fragmentStruct(S_FRAGMENTS, 4));
     const narrow = planned(matrixPlan(sdpaProblem({ ...PREFILL, d: 128 }, { causal: true }), H100_LIKE, false, 'f16'));
     for (const set of [Q_FRAGMENTS, O_FRAGMENTS]) expect(narrow.kernel.code).toContain(fragmentStruct(set, 8));
     expect(narrow.kernel.code).toContain(fragmentStruct(S_FRAGMENTS, 4));

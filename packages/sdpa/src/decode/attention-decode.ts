@@ -76,6 +76,8 @@ export interface DecodeTuning {
   readonly matrixFlush?: number;
   /** attention-matrix's KV_TILES: 2 (K and V tiles side by side) or 1 (V in K's place) instead of its rule. */
   readonly matrixKvTiles?: number;
+  /** attention-matrix's HALVES: 1 (a subgroup holds all of d for its 16 rows) or 2 (two subgroups share them, each with half of d) instead of its rule. */
+  readonly matrixHalves?: number;
   /** attention-fp32's invocations per workgroup (32, 64, 128 or 256: BR = WG / H · ROWS query rows) instead of its rule. */
   readonly fp32Invocations?: number;
   /** attention-decode's loop: 1 the lane loop (attention-decode-lanes.wgsl) where it takes the problem (the default), 2 the tile loop. */
@@ -87,7 +89,7 @@ export interface DecodeTuning {
 }
 
 /** The keys of DecodeTuning, for the checks of the library's options and of the bench's FA_SDPA_TUNING. */
-export const TUNING_KEYS = ['keysPerTile', 'targetWorkgroups', 'prefillSplits', 'matrixKeysPerTile', 'matrixSubgroups', 'matrixFlush', 'matrixColumnsPerRound', 'matrixKvTiles', 'fp32Invocations', 'decodeLoop', 'laneKeys', 'lanePrefetch'] as const satisfies readonly (keyof DecodeTuning)[];
+export const TUNING_KEYS = ['keysPerTile', 'targetWorkgroups', 'prefillSplits', 'matrixKeysPerTile', 'matrixSubgroups', 'matrixFlush', 'matrixColumnsPerRound', 'matrixKvTiles', 'matrixHalves', 'fp32Invocations', 'decodeLoop', 'laneKeys', 'lanePrefetch'] as const satisfies readonly (keyof DecodeTuning)[];
 
 export interface DecodePlan {
   readonly dtype: TensorType;

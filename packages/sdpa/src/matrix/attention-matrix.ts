@@ -97,8 +97,17 @@ const TWO_PART_FLUSH = 8;
 const MATRIX_MAX_HEAD_SIZE = 256;
 /** The largest with two parts (f32 tensors), whose high and low fragments of Q double the registers. */
 const TWO_PART_MAX_HEAD_SIZE = 128;
-/** Keys per tile above d = 128, where 32-key tiles of K and V would leave room for fewer subgroups. */
+/** Keys per tile above d = 128 where each subgroup holds all of d, where 32-key tiles of K and V would leave room for fewer subgroups. */
 const WIDE_HEAD_BC = 16;
+/**
+ * Above d = 128 with f16 tensors and d a multiple of 32, two subgroups share each 16 query rows, each holding half of
+ * d's columns of Q and O (the kernel's HALVES = 2): d = 256 then takes d = 128's registers (192 per invocation on an
+ * H200, against 255 and 384 bytes of local memory), in 32-key tiles and 4 teams of 2 subgroups (64 rows) per
+ * workgroup where that fits the workgroup memory, else 16-key tiles and 2 teams. On an H200 (f16, Gemma's causal
+ * prefill 1×16/8×4096×256) it ran 1.947 ms with every subgroup holding all of d, 1.494 with teams in 16-key tiles, 1.383 with
+ * 32-key tiles and 4 teams (docs/sdpa.md).
+ */
+const TEAM_BC = 32;
 /** A workgroup's shape: its K/V tiles in workgroup memory, subgroups, columns of O per round, and bytes. */
 interface MatrixLayout {
   readonly KV_TILES: number;
@@ -140,44 +149,52 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   }
   if (PARTS === 2 && d > TWO_PART_MAX_HEAD_SIZE) return `d = ${d} with f32 tensors is above the matrix kernel's ${TWO_PART_MAX_HEAD_SIZE} for two f16 parts (f16 tensors run to ${MATRIX_MAX_HEAD_SIZE})`;
   const limit = gpu.report.limits.maxComputeWorkgroupStorageSize;
-  const bytesAt = (BC: number, NSG: number, OW: number, KV_TILES = 2): number => kernelWorkgroupBytes(ATTENTION_MATRIX_KERNEL.code, { D: d, NSG, PARTS, OW, BC, KV_TILES });
-  const BC = tuning?.matrixKeysPerTile ?? (d > 128 ? WIDE_HEAD_BC : d <= 64 && PARTS === 1 ? NARROW_HEAD_BC : MATRIX_BC);
+  const HALVES = tuning?.matrixHalves ?? (PARTS === 1 && d > 128 && d % 32 === 0 ? 2 : 1);
+  if (HALVES !== 1 && HALVES !== 2) return `tuning.matrixHalves is ${HALVES}; give 1 or 2`;
+  if (HALVES === 2 && (PARTS === 2 || d % 32 !== 0)) return 'tuning.matrixHalves 2 takes f16 tensors and d a multiple of 32';
+  const bytesAt = (BC: number, NSG: number, OW: number, KV_TILES = 2): number => kernelWorkgroupBytes(ATTENTION_MATRIX_KERNEL.code, { D: d, NSG, PARTS, OW, BC, KV_TILES, HALVES });
+  const dh = d / HALVES;   // the columns of Q and O one subgroup holds
+  // With teams, 32-key tiles and 4 teams where they fit the workgroup memory (V in K's place), else 16-key tiles.
+  const teamsFit = HALVES === 2 && bytesAt(TEAM_BC, 2 * MAX_SUBGROUPS, dh % TEAM_BC === 0 ? TEAM_BC : 16, 1) <= limit;
+  const BC = tuning?.matrixKeysPerTile ?? (d > 128 ? (teamsFit ? TEAM_BC : WIDE_HEAD_BC) : d <= 64 && PARTS === 1 ? NARROW_HEAD_BC : MATRIX_BC);
+  const maxSubgroups = HALVES === 2 && BC === TEAM_BC && teamsFit ? 2 * MAX_SUBGROUPS : MAX_SUBGROUPS;
   const FLUSH = tuning?.matrixFlush ?? (PARTS === 2 ? TWO_PART_FLUSH : 0);
   if (![16, 32, 64].includes(BC)) return `tuning.matrixKeysPerTile is ${BC}; give 16, 32 or 64`;
   if (tuning?.matrixSubgroups !== undefined && ![1, 2, 4, 8].includes(tuning.matrixSubgroups)) return `tuning.matrixSubgroups is ${tuning.matrixSubgroups}; give 1, 2, 4 or 8`;
   if (tuning?.matrixKvTiles !== undefined && ![1, 2].includes(tuning.matrixKvTiles)) return `tuning.matrixKvTiles is ${tuning.matrixKvTiles}; give 1 or 2`;
-  if (tuning?.matrixColumnsPerRound !== undefined && (d % tuning.matrixColumnsPerRound !== 0 || tuning.matrixColumnsPerRound % 16 !== 0)) {
-    return `tuning.matrixColumnsPerRound is ${tuning.matrixColumnsPerRound}; give a multiple of 16 that divides d`;
+  if (tuning?.matrixColumnsPerRound !== undefined && (dh % tuning.matrixColumnsPerRound !== 0 || tuning.matrixColumnsPerRound % 16 !== 0)) {
+    return `tuning.matrixColumnsPerRound is ${tuning.matrixColumnsPerRound}; give a multiple of 16 that divides ${HALVES === 2 ? 'd / 2' : 'd'}`;
   }
   const layout = (KV_TILES: number): MatrixLayout => {
     const subgroups = (OW: number): number => {
-      let NSG = tuning?.matrixSubgroups ?? MAX_SUBGROUPS;
-      while (NSG > 1 && bytesAt(BC, NSG, OW, KV_TILES) > limit) NSG /= 2;
+      let NSG = tuning?.matrixSubgroups ?? maxSubgroups;
+      if (NSG < HALVES) NSG = HALVES;
+      while (NSG > HALVES && bytesAt(BC, NSG, OW, KV_TILES) > limit) NSG /= 2;
       return NSG;
     };
     // S tiles BC columns wide (O through them in d / OW rounds) with one part: at d = 64 that is 23.0 KiB of workgroup
     // memory, and BERT's f16 batch ran 0.627 → 0.549 ms on the H100 with it. With two parts, tiles d columns wide (O in
     // one round) unless narrow ones fit more subgroups (3.0× faster at Llama's d = 128 with f32 tensors; docs/sdpa.md).
-    const narrow = d % BC === 0 ? Math.min(BC, d) : 16;
+    const narrow = dh % BC === 0 ? Math.min(BC, dh) : 16;
     const OW = tuning?.matrixColumnsPerRound ?? (PARTS === 1 || subgroups(narrow) > subgroups(d) ? narrow : d);
     const NSG = subgroups(OW);
     return { KV_TILES, NSG, OW, bytes: bytesAt(BC, NSG, OW, KV_TILES) };
   };
   const { KV_TILES, NSG, OW, bytes } = tuning?.matrixKvTiles !== undefined ? layout(tuning.matrixKvTiles) : chooseKvTiles(layout(2), layout(1), limit);
   if (bytes > limit) return `d = ${d} needs ${bytes} bytes of workgroup memory, over this GPU's ${limit}`;
-  const BR = 16 * NSG;
+  const BR = (16 * NSG) / HALVES;
   const blocks = problem.blockMask;
   const blockTiles = blocks !== undefined && blocks.rows % BR === 0 && blocks.keys % BC === 0;
   return {
     id: 'attention-matrix',
-    kernel: forTensorType(d > 128 ? WIDE_HEAD_KERNEL : ATTENTION_MATRIX_KERNEL, dtype),
+    kernel: forTensorType(dh > 128 ? WIDE_HEAD_KERNEL : ATTENTION_MATRIX_KERNEL, dtype),
     dtype,
     // TERMS only where softcap, ALiBi or sinks are given, so that the plain kernel's constants stay as they were.
-    constants: { D: d, NSG, PARTS, OW, BC, FLUSH, CW: COMBINE_WORKGROUP, ...(KV_TILES === 1 ? { KV_TILES } : {}), ...(terms ? { TERMS: 1 } : {}) },
+    constants: { D: d, NSG, PARTS, OW, BC, FLUSH, CW: COMBINE_WORKGROUP, ...(KV_TILES === 1 ? { KV_TILES } : {}), ...(HALVES === 2 ? { HALVES } : {}), ...(terms ? { TERMS: 1 } : {}) },
     switches: { mask: problem.mask ? 1 : 0, blocks: blocks ? 1 : 0, blockTiles: blockTiles ? 1 : 0, writeLse: lse ? 1 : 0, cached: problem.cacheLengths ? 1 : 0, ...scoreTermSwitches(problem) },
     BR,
     BC,
     workgroupBytes: bytes,
-    summary: `${NSG} subgroups, ${BC}-key tiles${KV_TILES === 1 ? ' (V in K\'s place)' : ''}, ${PARTS === 1 ? 'f16 products' : 'high and low f16 parts'}${OW < d ? `, O flushed ${OW} columns at a time` : ''}`,
+    summary: `${NSG} subgroups${HALVES === 2 ? ' (two per 16 rows, each with half of d)' : ''}, ${BC}-key tiles${KV_TILES === 1 ? ' (V in K\'s place)' : ''}, ${PARTS === 1 ? 'f16 products' : 'high and low f16 parts'}${OW < d ? `, O flushed ${OW} columns at a time` : ''}`,
   };
 }

@@ -64,6 +64,9 @@ override KV_TILES: u32 = 2u;  // 2: K_j and V_j staged side by side; 1: V_j in K
                               // barrier per tile: the host takes it where that fits more workgroups on a compute unit)
 override TERMS: u32 = 0u; // 1: softcap, ALiBi or sinks (the uniform's switches say which); 0 compiles them out, since
                           // their code, even switched off, slows the plain loop (docs/sdpa.md has the measurement)
+override HALVES: u32 = 1u;  // subgroups per 16 query rows. 1: each holds all of d. 2 (one part): a team of two, each
+                            // with half of d's columns of Q and of O, so that d = 256 needs d = 128's registers: each
+                            // computes its half's products of S, both sum the two through Sf and run the same softmax
 
 const BC_MAX: u32 = 64u;  // most keys per tile
 // The register arrays' sizes, for d up to 128; the host's wide-head variant (d up to 256) replaces these two lines, so
@@ -80,7 +83,9 @@ const TAU: f32 = 8.0;     // how far a score may pass m_i before O and ℓ are r
 override D4V: u32 = D / 4u;          // vec4s per row
 override D8: u32 = D / 8u;           // vec4 columns of O per invocation (two invocations per row)
 override DK: u32 = D / 16u;          // fragments across d
-override BR: u32 = 16u * NSG;        // query rows per workgroup
+override KH: u32 = DK / HALVES;      // of those, a subgroup's (of Q and of O)
+override BR: u32 = 16u * NSG / HALVES;  // query rows per workgroup
+override SR: u32 = 16u * NSG;        // rows of the S and P̃ tiles: 16 per subgroup
 override WG: u32 = 32u * NSG;        // invocations per workgroup
 override KS: u32 = D + 8u;           // row stride of the staged tiles (f16)
 override KT: u32 = BC * KS;          // one part of one K or V tile
@@ -98,12 +103,12 @@ override OW: u32 = D;
 override R8: u32 = OW / 8u;          // vec4 columns of O per invocation in one round
 override SO: u32 = max(BC, OW) + 4u;  // row stride of a subgroup's S tile, and of O when it passes through (f32)
 override PS: u32 = BC + 8u;           // row stride of the P̃ tiles (f16)
-override PL: u32 = BR * PS;          // where P̃'s low parts start in P (PARTS = 2)
+override PL: u32 = SR * PS;          // where P̃'s low parts start in P (PARTS = 2)
 
 // Every workgroup variable is a multiple of 16 bytes: the matrix loads and stores need their arrays 16-byte aligned.
 var<workgroup> KV: array<f16, KV_TILES * PARTS * KT>;  // K_j's parts, then (from VT) V_j's, BC rows of KS each
                                                       // (first Q_i's parts, QR rows at a time)
-var<workgroup> Sf: array<f32, BR * SO>;          // per subgroup: its S tile, or O when it passes through (16 rows)
+var<workgroup> Sf: array<f32, SR * SO>;          // per subgroup: its S tile, or O when it passes through (16 rows)
 var<workgroup> P: array<f16, PARTS * PL>;        // per subgroup: P̃ (with PARTS = 2 its high part, then from PL its
                                                  // low part)
 var<workgroup> shared4: vec4<u32>;               // x, y: the tile list's start and count; z: the step at which some
@@ -294,10 +299,12 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   var terms = vec2<f32>(0.0);        // this query head's ALiBi slope and sink logit (base 2)
   if (TERMS == 1u && (params.alibi == 1u || params.sinks == 1u)) { terms = headTerms(hq); }
 
-  // Q_i through KV (its first BR rows; the low parts from row 2·BC on): each subgroup keeps the DK fragments of each
+  // Q_i through KV (its first BR rows; the low parts from row 2·BC on): each subgroup keeps its KH fragments of each
   // part of its 16 rows in registers for the whole key loop. With one part Q is staged unscaled, so f16 tensors stay
   // exact, and the scale multiplies S in f32 (rounding Q·scale·log2(e) to f16 would add up to 2^-12 of each score's
   // size to its error); with two, the parts of Q·scale·log2(e) carry 22 bits and S needs no further rounding.
+  let team = sg / HALVES;            // the subgroup's 16 query rows are the team's
+  let half = sg % HALVES;            // and its fragments of Q and O are those from KH·half on
   let qScale = select(1.0, params.scaleLog2, PARTS == 2u);
   let sScale = select(params.scaleLog2, 1.0, PARTS == 2u);
   var qh: QFragments;
@@ -311,9 +318,9 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       put4((e / D4V) * KS + 4u * (e % D4V), x, QL);
     }
     workgroupBarrier();
-    let mine = 16u * sg - q0 < QR;   // this round holds the subgroup's rows (u32: false below q0)
-    let at = ((16u * sg) % QR) * KS;
-    for (var kk = 0u; kk < DK; kk++) {
+    let mine = 16u * team - q0 < QR;   // this round holds the subgroup's rows (u32: false below q0)
+    let at = ((16u * team) % QR) * KS + 16u * KH * half;
+    for (var kk = 0u; kk < KH; kk++) {
       let fh = subgroupMatrixLoad<L, row_major>(&KV, at + 16u * kk, KS);
       if (mine) { setQ(&qh, kk, fh); }
       if (PARTS == 2u) {
@@ -356,13 +363,14 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   let r = lane / 2u;
   let h = lane % 2u;
   let rot = r / 4u;
-  let rowQ = i * BR + 16u * sg + r;     // the query row
+  let rowQ = i * BR + 16u * team + r;   // the query row
   let sBase = 16u * sg * SO + r * SO;   // row r of this subgroup's S tile (and of O, when it passes through)
+  let sOther = 16u * (sg ^ 1u) * SO + r * SO;   // with HALVES = 2, the same row of its teammate's S tile
   let pBase = 16u * sg * PS + r * PS;   // row r of this subgroup's P̃ tiles
   var m = LOWEST;                       // the row's m_i (base 2): moves only past m_i + TAU
   var l = 0.0;                          // this invocation's half of the row's running sum
   var o: OFragments;                    // the subgroup's 16 rows of O (since the last flush, with FLUSH > 0)
-  for (var n = 0u; n < DK; n++) { setO(&o, n, A()); }
+  for (var n = 0u; n < KH; n++) { setO(&o, n, A()); }
   var oRow: array<vec4<f32>, O4_MAX>;   // with FLUSH > 0, row r of O up to the last flush, vec4 columns as in the final write
   if (FLUSH > 0u) { for (var x = 0u; x < D8; x++) { oRow[x] = vec4<f32>(0.0); } }
 
@@ -387,11 +395,11 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     // fragments' chains are interleaved so that each one's latency hides behind the others'.
     var s: SFragments;
     for (var c = 0u; c < NC; c++) { setS(&s, c, A()); }
-    for (var kk = 0u; kk < DK; kk++) {
+    for (var kk = 0u; kk < KH; kk++) {
       for (var c = 0u; c < NC; c++) {
-        let kh = subgroupMatrixLoad<R, col_major>(&KV, 16u * c * KS + 16u * kk, KS);
+        let kh = subgroupMatrixLoad<R, col_major>(&KV, 16u * c * KS + 16u * (KH * half + kk), KS);
         if (PARTS == 2u) {
-          let kl = subgroupMatrixLoad<R, col_major>(&KV, KT + 16u * c * KS + 16u * kk, KS);
+          let kl = subgroupMatrixLoad<R, col_major>(&KV, KT + 16u * c * KS + 16u * (KH * half + kk), KS);
           setS(&s, c, subgroupMatrixMultiplyAccumulate(getQ(&ql, kk), kh, getS(&s, c)));
           setS(&s, c, subgroupMatrixMultiplyAccumulate(getQ(&qh, kk), kl, getS(&s, c)));
         }
@@ -429,7 +437,9 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     var mx = LOWEST;
     for (var x = 0u; x < BC / 8u; x++) {
       let col = 4u * (2u * ((x + rot) % (BC / 8u)) + h);
-      var s4 = sf4(sBase + col) * sScale;
+      var s4 = sf4(sBase + col);
+      if (HALVES == 2u) { s4 += sf4(sOther + col); }   // the same sum in both: x + y = y + x exactly
+      s4 *= sScale;
       // Softcap, then ALiBi: the head's slope times each key's distance from the row's bottom-right diagonal.
       if (TERMS == 1u) { s4 = scoreTerms(s4, rowQ, key0 + col, Lk, terms.x); }
       if (checked) {
@@ -480,7 +490,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     let moved = workgroupUniformLoad(&shared4).z == step && step > nBegin;
     let flush = FLUSH > 0u && (moved || ((step - nBegin) % max(FLUSH, 1u) == 0u && step > nBegin));
     if (moved || flush) {
-      for (var n0 = 0u; n0 < DK; n0 += OW / 16u) {
+      for (var n0 = 0u; n0 < KH; n0 += OW / 16u) {
         if (n0 > 0u) { workgroupBarrier(); }  // the last round is read
         for (var n = 0u; n < OW / 16u; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, getO(&o, n0 + n), SO); }
         workgroupBarrier();
@@ -502,7 +512,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
           for (var n = 0u; n < OW / 16u; n++) { setO(&o, n0 + n, subgroupMatrixLoad<A, row_major>(&Sf, 16u * sg * SO + 16u * n, SO)); }
         }
       }
-      if (FLUSH > 0u) { for (var n = 0u; n < DK; n++) { setO(&o, n, A()); } }
+      if (FLUSH > 0u) { for (var n = 0u; n < KH; n++) { setO(&o, n, A()); } }
     }
 
     // o += P̃ V_j (with PARTS = 2, the three products from the smallest up).
@@ -510,10 +520,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       let ph = subgroupMatrixLoad<L, row_major>(&P, 16u * sg * PS + 16u * c, PS);
       var pl = ph;
       if (PARTS == 2u) { pl = subgroupMatrixLoad<L, row_major>(&P, PL + 16u * sg * PS + 16u * c, PS); }
-      for (var n = 0u; n < DK; n++) {
-        let vh = subgroupMatrixLoad<R, row_major>(&KV, VT + 16u * c * KS + 16u * n, KS);
+      for (var n = 0u; n < KH; n++) {
+        let vh = subgroupMatrixLoad<R, row_major>(&KV, VT + 16u * c * KS + 16u * (KH * half + n), KS);
         if (PARTS == 2u) {
-          let vl = subgroupMatrixLoad<R, row_major>(&KV, VT + KT + 16u * c * KS + 16u * n, KS);
+          let vl = subgroupMatrixLoad<R, row_major>(&KV, VT + KT + 16u * c * KS + 16u * (KH * half + n), KS);
           setO(&o, n, subgroupMatrixMultiplyAccumulate(pl, vh, getO(&o, n)));
           setO(&o, n, subgroupMatrixMultiplyAccumulate(ph, vl, getO(&o, n)));
         }
@@ -537,7 +547,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   let sinks = TERMS == 1u && params.sinks == 1u;
   if (sinks) { total = sinkTotal(lRow, m, terms.y); }
   let part = (pair * params.splits + split) * Lq + rowQ;
-  for (var n0 = 0u; n0 < DK; n0 += OW / 16u) {
+  for (var n0 = 0u; n0 < KH; n0 += OW / 16u) {
     workgroupBarrier();  // every subgroup has read its last S tile, or the last round
     for (var n = 0u; n < OW / 16u; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, getO(&o, n0 + n), SO); }
     workgroupBarrier();
@@ -546,7 +556,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
         let turned = 2u * ((y + rot) % R8) + h;
         var value = sf4(sBase + 4u * turned);
         if (FLUSH > 0u) { value += oRow[n0 / (OW / 16u) * R8 + y]; }
-        let c4 = n0 * 4u + turned;   // the vec4 column of O
+        let c4 = (KH * half + n0) * 4u + turned;   // the vec4 column of O
         if (params.splits == 1u) {
           O[oBase + rowQ * params.oRow + c4] = pack(select(vec4<f32>(0.0), value / total, seen));
         } else {
@@ -555,7 +565,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       }
     }
   }
-  if (rowQ >= Lq || h != 0u) { return; }
+  if (rowQ >= Lq || h != 0u || half != 0u) { return; }
   if (params.splits == 1u) {
     if (params.writeLse == 1u) {
       var x = m + log2(lRow);
