@@ -107,12 +107,12 @@ describe('which kernel takes d = 256 and dv ≠ d', () => {
   });
   it('attention-matrix: f16 head sizes above 128 in teams of two subgroups per 16 rows where d is a multiple of 32', () => {
     const plan = planned(matrixPlan(sdpaProblem(PREFILL, { causal: true }), H100_LIKE, false, 'f16'));
-    // Each subgroup holds half of d (8 fragments of Q and of O, as at d = 128): 4 teams of 2 (64 rows) in 45,584 bytes,
-    // one workgroup in the H100-like 48 KiB: one K/V tile of 32 rows of 264 f16 (V in K's place), S and P̃ for 8
-    // subgroups. On 32 KiB, 16-key tiles and 2 teams.
+    // Each subgroup holds half of d (8 fragments of Q and of O, as at d = 128): 4 teams of 2 (64 rows) in 40,464 bytes,
+    // one workgroup in the H100-like 48 KiB: one K/V tile of 32 rows of 264 f16 (V in K's place), S for 8
+    // subgroups and P̃ for 4 teams. On 32 KiB, 16-key tiles and 2 teams.
     expect(plan.constants).toMatchObject({ D: 256, BC: 32, PARTS: 1, NSG: 8, OW: 32, KV_TILES: 1, HALVES: 2 });
     expect(plan.BR).toBe(64);
-    expect(plan.workgroupBytes).toBe(45584);
+    expect(plan.workgroupBytes).toBe(40464);
     expect(plan.summary).toContain('two per 16 rows, each with half of d');
     for (const set of [Q_FRAGMENTS, O_FRAGMENTS]) expect(plan.kernel.code).toContain(fragmentStruct(set, 8));
     expect(plan.kernel.code).toContain('const DK_MAX: u32 = 8u;');

@@ -86,10 +86,12 @@ export interface DecodeTuning {
   readonly laneKeys?: number;
   /** When the lane loop issues each step's loads (its PREFETCH): 1 a step ahead (the plan), 2 at that step, to measure what 1 saves. */
   readonly lanePrefetch?: number;
+  /** How the lane loop sums each step's scores over a cluster (its SCATTER): 1 by halves where the step's scores are a multiple of its lanes (the plan), 2 each score by its own steps. */
+  readonly laneScatter?: number;
 }
 
 /** The keys of DecodeTuning, for the checks of the library's options and of the bench's FA_SDPA_TUNING. */
-export const TUNING_KEYS = ['keysPerTile', 'targetWorkgroups', 'prefillSplits', 'matrixKeysPerTile', 'matrixSubgroups', 'matrixFlush', 'matrixColumnsPerRound', 'matrixKvTiles', 'matrixHalves', 'fp32Invocations', 'decodeLoop', 'laneKeys', 'lanePrefetch'] as const satisfies readonly (keyof DecodeTuning)[];
+export const TUNING_KEYS = ['keysPerTile', 'targetWorkgroups', 'prefillSplits', 'matrixKeysPerTile', 'matrixSubgroups', 'matrixFlush', 'matrixColumnsPerRound', 'matrixKvTiles', 'matrixHalves', 'fp32Invocations', 'decodeLoop', 'laneKeys', 'lanePrefetch', 'laneScatter'] as const satisfies readonly (keyof DecodeTuning)[];
 
 export interface DecodePlan {
   readonly dtype: TensorType;
@@ -130,12 +132,15 @@ export function decodePlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   if (tuning.decodeLoop !== undefined && tuning.decodeLoop !== 1 && tuning.decodeLoop !== 2) return `tuning.decodeLoop is ${tuning.decodeLoop}; give 1 (the lane loop) or 2 (the tile loop)`;
   if (tuning.laneKeys !== undefined && tuning.laneKeys > LANE_KEYS_MAX) return `tuning.laneKeys is ${tuning.laneKeys}; give 1 to ${LANE_KEYS_MAX}`;
   if (tuning.lanePrefetch !== undefined && tuning.lanePrefetch !== 1 && tuning.lanePrefetch !== 2) return `tuning.lanePrefetch is ${tuning.lanePrefetch}; give 1 (a step ahead) or 2 (at the step)`;
+  if (tuning.laneScatter !== undefined && tuning.laneScatter !== 1 && tuning.laneScatter !== 2) return `tuning.laneScatter is ${tuning.laneScatter}; give 1 (by halves) or 2 (each score by its own steps)`;
   const laneKeys = tuning.laneKeys ?? LANE_KEYS;
   const lanes = tuning.decodeLoop !== 2;
   if (lanes && lanesReason(gpu, R, d, dv, laneKeys) === undefined) {
     // A step of the lane loop covers WG / LANE_CLUSTER clusters of laneKeys keys: the splits count steps as tiles.
     const stepKeys = (WG / LANE_CLUSTER) * laneKeys;
-    return { dtype, loop: 'lanes', constants: { ...constants, BK: stepKeys, CL: LANE_CLUSTER, KB: laneKeys, PREFETCH: tuning.lanePrefetch === 2 ? 0 : 1 }, BK: stepKeys, targetWorkgroups: tuning.targetWorkgroups ?? LANE_TARGET_WORKGROUPS, summary: `${R} rows per KV head, lanes of ${LANE_CLUSTER} per key, ${laneKeys} keys a step` };
+    // The step's scores summed by halves where they are a multiple of the cluster's lanes.
+    const scatter = tuning.laneScatter !== 2 && (laneKeys * R) % LANE_CLUSTER === 0;
+    return { dtype, loop: 'lanes', constants: { ...constants, BK: stepKeys, CL: LANE_CLUSTER, KB: laneKeys, PREFETCH: tuning.lanePrefetch === 2 ? 0 : 1, ...(scatter ? { SCATTER: 1 } : {}) }, BK: stepKeys, targetWorkgroups: tuning.targetWorkgroups ?? LANE_TARGET_WORKGROUPS, summary: `${R} rows per KV head, lanes of ${LANE_CLUSTER} per key, ${laneKeys} keys a step` };
   }
   return { dtype, loop: 'main', constants, BK, targetWorkgroups, summary: `${R} rows per KV head, ${BK} keys per tile` };
 }

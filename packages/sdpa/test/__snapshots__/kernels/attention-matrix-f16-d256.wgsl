@@ -1,12 +1,13 @@
-// 4 subgroups, 16-key tiles (V in K's place), f16 products, O flushed 16 columns at a time; override constants:
+// 8 subgroups (two per 16 rows, each with half of d), 32-key tiles (V in K's place), f16 products, O flushed 32 columns at a time; override constants:
 //   D = 256
-//   NSG = 4
+//   NSG = 8
 //   PARTS = 1
-//   OW = 16
-//   BC = 16
+//   OW = 32
+//   BC = 32
 //   FLUSH = 0
 //   CW = 64
 //   KV_TILES = 1
+//   HALVES = 2
 
 // attention-matrix: resident-o's matrix-unit loop (rung 24) for attention as models call it, with the heads, groups,
 // bands, masks, cache lengths and key ranges of attention-fp32 (whose host runs it: same bindings, same uniform).
@@ -81,8 +82,8 @@ override HALVES: u32 = 1u;  // subgroups per 16 query rows. 1: each holds all of
 const BC_MAX: u32 = 64u;  // most keys per tile
 // The register arrays' sizes, for d up to 128; the host's wide-head variant (d up to 256) replaces these two lines, so
 // that the arrays of the common head sizes stay their size (larger ones slow d = 64: docs/sdpa.md).
-const DK_MAX: u32 = 16u;  // most fragments across d
-const O4_MAX: u32 = 32u;  // most vec4 columns of O one invocation keeps: D / 8
+const DK_MAX: u32 = 8u;   // most fragments across d
+const O4_MAX: u32 = 16u;  // most vec4 columns of O one invocation keeps: D / 8
 const HOLD_MAX: u32 = 8u; // most vec4s of a K or V tile one invocation holds in registers between reading and staging
 const TAU: f32 = 8.0;     // how far a score may pass m_i before O and ℓ are rescaled (P̃ ≤ 2^TAU)
 
@@ -113,13 +114,13 @@ override OW: u32 = D;
 override R8: u32 = OW / 8u;          // vec4 columns of O per invocation in one round
 override SO: u32 = max(BC, OW) + 4u;  // row stride of a subgroup's S tile, and of O when it passes through (f32)
 override PS: u32 = BC + 8u;           // row stride of the P̃ tiles (f16)
-override PL: u32 = SR * PS;          // where P̃'s low parts start in P (PARTS = 2)
+override PL: u32 = BR * PS;          // where P̃'s low parts start in P (PARTS = 2)
 
 // Every workgroup variable is a multiple of 16 bytes: the matrix loads and stores need their arrays 16-byte aligned.
 var<workgroup> KV: array<f16, KV_TILES * PARTS * KT>;  // K_j's parts, then (from VT) V_j's, BC rows of KS each
                                                       // (first Q_i's parts, QR rows at a time)
 var<workgroup> Sf: array<f32, SR * SO>;          // per subgroup: its S tile, or O when it passes through (16 rows)
-var<workgroup> P: array<f16, PARTS * PL>;        // per subgroup: P̃ (with PARTS = 2 its high part, then from PL its
+var<workgroup> P: array<f16, PARTS * PL>;        // per 16 rows: P̃ (with PARTS = 2 its high part, then from PL its
                                                  // low part)
 var<workgroup> shared4: vec4<u32>;               // x, y: the tile list's start and count; z: the step at which some
                                                  // row's m_i last moved; w: the batch's cache length
@@ -200,9 +201,33 @@ fn putNextK(t: u32, kvBase: u32, key0: u32, Lk: u32, held: ptr<function, array<P
 // in local memory by NVIDIA's compiler, every product into O a load and a store there (docs/kernel-registers.md); the
 // switch folds away where the loop is unrolled. The host writes these blocks (attention-matrix.ts, fragmentStruct), and
 // its wide-head variant (d above 128) gives O 16 members and Q an array of DK_MAX = 16 behind the same accessors.
-alias QFragments = array<L, DK_MAX>;
-fn getQ(f: ptr<function, QFragments>, n: u32) -> L { return (*f)[n]; }
-fn setQ(f: ptr<function, QFragments>, n: u32, x: L) { (*f)[n] = x; }
+struct QFragments {
+  f0: L, f1: L, f2: L, f3: L, f4: L, f5: L, f6: L, f7: L,
+}
+fn getQ(f: ptr<function, QFragments>, n: u32) -> L {
+  switch n {
+    case 0u: { return (*f).f0; }
+    case 1u: { return (*f).f1; }
+    case 2u: { return (*f).f2; }
+    case 3u: { return (*f).f3; }
+    case 4u: { return (*f).f4; }
+    case 5u: { return (*f).f5; }
+    case 6u: { return (*f).f6; }
+    default: { return (*f).f7; }
+  }
+}
+fn setQ(f: ptr<function, QFragments>, n: u32, x: L) {
+  switch n {
+    case 0u: { (*f).f0 = x; }
+    case 1u: { (*f).f1 = x; }
+    case 2u: { (*f).f2 = x; }
+    case 3u: { (*f).f3 = x; }
+    case 4u: { (*f).f4 = x; }
+    case 5u: { (*f).f5 = x; }
+    case 6u: { (*f).f6 = x; }
+    default: { (*f).f7 = x; }
+  }
+}
 struct SFragments {
   f0: A, f1: A, f2: A, f3: A,
 }
@@ -223,7 +248,7 @@ fn setS(f: ptr<function, SFragments>, n: u32, x: A) {
   }
 }
 struct OFragments {
-  f0: A, f1: A, f2: A, f3: A, f4: A, f5: A, f6: A, f7: A, f8: A, f9: A, f10: A, f11: A, f12: A, f13: A, f14: A, f15: A,
+  f0: A, f1: A, f2: A, f3: A, f4: A, f5: A, f6: A, f7: A,
 }
 fn getO(f: ptr<function, OFragments>, n: u32) -> A {
   switch n {
@@ -234,15 +259,7 @@ fn getO(f: ptr<function, OFragments>, n: u32) -> A {
     case 4u: { return (*f).f4; }
     case 5u: { return (*f).f5; }
     case 6u: { return (*f).f6; }
-    case 7u: { return (*f).f7; }
-    case 8u: { return (*f).f8; }
-    case 9u: { return (*f).f9; }
-    case 10u: { return (*f).f10; }
-    case 11u: { return (*f).f11; }
-    case 12u: { return (*f).f12; }
-    case 13u: { return (*f).f13; }
-    case 14u: { return (*f).f14; }
-    default: { return (*f).f15; }
+    default: { return (*f).f7; }
   }
 }
 fn setO(f: ptr<function, OFragments>, n: u32, x: A) {
@@ -254,15 +271,7 @@ fn setO(f: ptr<function, OFragments>, n: u32, x: A) {
     case 4u: { (*f).f4 = x; }
     case 5u: { (*f).f5 = x; }
     case 6u: { (*f).f6 = x; }
-    case 7u: { (*f).f7 = x; }
-    case 8u: { (*f).f8 = x; }
-    case 9u: { (*f).f9 = x; }
-    case 10u: { (*f).f10 = x; }
-    case 11u: { (*f).f11 = x; }
-    case 12u: { (*f).f12 = x; }
-    case 13u: { (*f).f13 = x; }
-    case 14u: { (*f).f14 = x; }
-    default: { (*f).f15 = x; }
+    default: { (*f).f7 = x; }
   }
 }
 
@@ -368,7 +377,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   let rowQ = i * BR + 16u * team + r;   // the query row
   let sBase = 16u * sg * SO + r * SO;   // row r of this subgroup's S tile (and of O, when it passes through)
   let sOther = 16u * (sg ^ 1u) * SO + r * SO;   // with HALVES = 2, the same row of its teammate's S tile
-  let pBase = 16u * sg * PS + r * PS;   // row r of this subgroup's P̃ tiles
+  let pBase = 16u * team * PS + r * PS;   // row r of the team's P̃ tiles (each member writes half of its keys)
   var m = LOWEST;                       // the row's m_i (base 2): moves only past m_i + TAU
   var l = 0.0;                          // this invocation's half of the row's running sum
   var o: OFragments;                    // the subgroup's 16 rows of O (since the last flush, with FLUSH > 0)
@@ -460,10 +469,16 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       l *= alpha;
       if (step > nBegin) { shared4.z = step; }   // O holds earlier tiles: rescale it by α before this one is added
     }
-    var sum = 0.0;
-    for (var x = 0u; x < BC / 8u; x++) {
+    var sum = 0.0;   // of this invocation's P̃; with HALVES = 2 its teammate's same invocation has the other keys'
+    for (var y = 0u; y < BC / 8u / HALVES; y++) {
+      var x = y;
+      var s4 = sv[y];
+      if (HALVES == 2u) {   // the team's two members write P̃ for alternate vectors of keys (constant indices of sv)
+        x = 2u * y + half;
+        s4 = select(sv[2u * y], sv[2u * y + 1u], half == 1u);
+      }
       let at = pBase + 4u * (2u * ((x + rot) % (BC / 8u)) + h);
-      let p = exp2(sv[x] - m);
+      let p = exp2(s4 - m);
       sum += (p.x + p.y) + (p.z + p.w);
       if (PARTS == 2u) {
         let ph = hi(p);
@@ -519,9 +534,9 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
 
     // o += P̃ V_j (with PARTS = 2, the three products from the smallest up).
     for (var c = 0u; c < NC; c++) {
-      let ph = subgroupMatrixLoad<L, row_major>(&P, 16u * sg * PS + 16u * c, PS);
+      let ph = subgroupMatrixLoad<L, row_major>(&P, 16u * team * PS + 16u * c, PS);
       var pl = ph;
-      if (PARTS == 2u) { pl = subgroupMatrixLoad<L, row_major>(&P, PL + 16u * sg * PS + 16u * c, PS); }
+      if (PARTS == 2u) { pl = subgroupMatrixLoad<L, row_major>(&P, PL + 16u * team * PS + 16u * c, PS); }
       for (var n = 0u; n < KH; n++) {
         let vh = subgroupMatrixLoad<R, row_major>(&KV, VT + 16u * c * KS + 16u * (KH * half + n), KS);
         if (PARTS == 2u) {
@@ -541,7 +556,13 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   // The row's O (o, plus oRow with FLUSH > 0) through the subgroup's Sf rows, OW columns a round, and ℓ_i over both
   // halves: O_i = O / ℓ_i (0 for a row that saw no key) and its log-sum-exp (−∞), or with several ranges this range's
   // unnormalized O, m and ℓ for `combine`.
-  let lRow = l + subgroupShuffleXor(l, 1u);
+  var lRow = l + subgroupShuffleXor(l, 1u);
+  if (HALVES == 2u) {   // and the teammate's sum of the row's other keys, through the first column of its S rows
+    workgroupBarrier();   // every subgroup has read its last S tile
+    Sf[sBase] = lRow;
+    workgroupBarrier();
+    lRow += Sf[sOther];   // l₀ + l₁ in one member, l₁ + l₀ in the other: the same sum
+  }
   let seen = m > LOWEST;
   // With sinks and one range, ℓ counts the head's sink logit once, 2^(sink − m) (held at 2^126, as attention-fp32's
   // finish holds it); with several, `combine` counts it.

@@ -121,13 +121,13 @@ override OW: u32 = D;
 override R8: u32 = OW / 8u;          // vec4 columns of O per invocation in one round
 override SO: u32 = max(BC, OW) + 4u;  // row stride of a subgroup's S tile, and of O when it passes through (f32)
 override PS: u32 = BC + 8u;           // row stride of the P̃ tiles (f16)
-override PL: u32 = SR * PS;          // where P̃'s low parts start in P (PARTS = 2)
+override PL: u32 = BR * PS;          // where P̃'s low parts start in P (PARTS = 2)
 
 // Every workgroup variable is a multiple of 16 bytes: the matrix loads and stores need their arrays 16-byte aligned.
 var<workgroup> KV: array<f16, KV_TILES * PARTS * KT>;  // K_j's parts, then (from VT) V_j's, BC rows of KS each
                                                       // (first Q_i's parts, QR rows at a time)
 var<workgroup> Sf: array<f32, SR * SO>;          // per subgroup: its S tile, or O when it passes through (16 rows)
-var<workgroup> P: array<f16, PARTS * PL>;        // per subgroup: P̃ (with PARTS = 2 its high part, then from PL its
+var<workgroup> P: array<f16, PARTS * PL>;        // per 16 rows: P̃ (with PARTS = 2 its high part, then from PL its
                                                  // low part)
 var<workgroup> shared4: vec4<u32>;               // x, y: the tile list's start and count; z: the step at which some
                                                  // row's m_i last moved; w: the batch's cache length
@@ -384,7 +384,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   let rowQ = i * BR + 16u * team + r;   // the query row
   let sBase = 16u * sg * SO + r * SO;   // row r of this subgroup's S tile (and of O, when it passes through)
   let sOther = 16u * (sg ^ 1u) * SO + r * SO;   // with HALVES = 2, the same row of its teammate's S tile
-  let pBase = 16u * sg * PS + r * PS;   // row r of this subgroup's P̃ tiles
+  let pBase = 16u * team * PS + r * PS;   // row r of the team's P̃ tiles (each member writes half of its keys)
   var m = LOWEST;                       // the row's m_i (base 2): moves only past m_i + TAU
   var l = 0.0;                          // this invocation's half of the row's running sum
   var o: OFragments;                    // the subgroup's 16 rows of O (since the last flush, with FLUSH > 0)
@@ -476,10 +476,16 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       l *= alpha;
       if (step > nBegin) { shared4.z = step; }   // O holds earlier tiles: rescale it by α before this one is added
     }
-    var sum = 0.0;
-    for (var x = 0u; x < BC / 8u; x++) {
+    var sum = 0.0;   // of this invocation's P̃; with HALVES = 2 its teammate's same invocation has the other keys'
+    for (var y = 0u; y < BC / 8u / HALVES; y++) {
+      var x = y;
+      var s4 = sv[y];
+      if (HALVES == 2u) {   // the team's two members write P̃ for alternate vectors of keys (constant indices of sv)
+        x = 2u * y + half;
+        s4 = select(sv[2u * y], sv[2u * y + 1u], half == 1u);
+      }
       let at = pBase + 4u * (2u * ((x + rot) % (BC / 8u)) + h);
-      let p = exp2(sv[x] - m);
+      let p = exp2(s4 - m);
       sum += (p.x + p.y) + (p.z + p.w);
       if (PARTS == 2u) {
         let ph = hi(p);
@@ -535,9 +541,9 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
 
     // o += P̃ V_j (with PARTS = 2, the three products from the smallest up).
     for (var c = 0u; c < NC; c++) {
-      let ph = subgroupMatrixLoad<L, row_major>(&P, 16u * sg * PS + 16u * c, PS);
+      let ph = subgroupMatrixLoad<L, row_major>(&P, 16u * team * PS + 16u * c, PS);
       var pl = ph;
-      if (PARTS == 2u) { pl = subgroupMatrixLoad<L, row_major>(&P, PL + 16u * sg * PS + 16u * c, PS); }
+      if (PARTS == 2u) { pl = subgroupMatrixLoad<L, row_major>(&P, PL + 16u * team * PS + 16u * c, PS); }
       for (var n = 0u; n < KH; n++) {
         let vh = subgroupMatrixLoad<R, row_major>(&KV, VT + 16u * c * KS + 16u * (KH * half + n), KS);
         if (PARTS == 2u) {
@@ -557,7 +563,13 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   // The row's O (o, plus oRow with FLUSH > 0) through the subgroup's Sf rows, OW columns a round, and ℓ_i over both
   // halves: O_i = O / ℓ_i (0 for a row that saw no key) and its log-sum-exp (−∞), or with several ranges this range's
   // unnormalized O, m and ℓ for `combine`.
-  let lRow = l + subgroupShuffleXor(l, 1u);
+  var lRow = l + subgroupShuffleXor(l, 1u);
+  if (HALVES == 2u) {   // and the teammate's sum of the row's other keys, through the first column of its S rows
+    workgroupBarrier();   // every subgroup has read its last S tile
+    Sf[sBase] = lRow;
+    workgroupBarrier();
+    lRow += Sf[sOther];   // l₀ + l₁ in one member, l₁ + l₀ in the other: the same sum
+  }
   let seen = m > LOWEST;
   // With sinks and one range, ℓ counts the head's sink logit once, 2^(sink − m) (held at 2^126, as attention-fp32's
   // finish holds it); with several, `combine` counts it.
