@@ -8,6 +8,7 @@
 //   CL = 8
 //   KB = 2
 //   PREFETCH = 1
+//   SCATTER = 1
 
 enable subgroups;
 // attention-decode: a few query rows against a long key/value cache (decode, speculative decode), flash-decoding's way.
@@ -349,6 +350,9 @@ override KB: u32 = 2u;                  // keys per cluster per step
 override PER: u32 = D4 / CL;            // vec4s of a row per lane
 override NC: u32 = WG / CL;             // clusters per workgroup: a step covers NC·KB keys
 override PREFETCH: u32 = 1u;            // 1: each step's loads issued a step ahead (0: at the step, to measure it)
+override SCATTER: u32 = 0u;             // 1 (where KB·R is a multiple of CL): the step's KB·R scores summed over the
+                                        // cluster by halves, each lane ending with KB·R / CL of them, scored and
+                                        // gathered back; 0: each score summed over the cluster by its own log2(CL) steps
 const LANE_MAX: u32 = 16u;              // most vec4s of O per lane: R·PER
 const LANE_KEYS_MAX: u32 = 4u;          // most keys per step (KB)
 const LANE_ROWS_MAX: u32 = 16u;         // most rows (R)
@@ -413,12 +417,42 @@ fn lanes(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     }
     // Scores: this lane's part of each dot product, summed over the cluster's lanes.
     for (var kb = 0u; kb < KB; kb++) {
-      let key = key0 + kb * NC + c;
       for (var r = 0u; r < R; r++) {
         var x = 0.0;
         for (var n = 0u; n < PER; n++) { x += dot(Qs[r * D4 + l + n * CL], unpack(kCur[kb * PER + n])); }
-        for (var off = 1u; off < CL; off *= 2u) { x += subgroupShuffleXor(x, off); }
-        s[kb * R + r] = scored(x, r, key, g.kvh, g.Lk);
+        if (SCATTER == 0u) {
+          for (var off = 1u; off < CL; off *= 2u) { x += subgroupShuffleXor(x, off); }
+          x = scored(x, r, key0 + kb * NC + c, g.kvh, g.Lk);
+        }
+        s[kb * R + r] = x;
+      }
+    }
+    if (SCATTER == 1u) {
+      // Halves: at each step the lane keeps the half of its partial sums that its bit `off` picks and adds its
+      // partner's of the same, one shuffle per kept sum. The lane ends with scores n·l … n·l + n − 1 (n = KB·R / CL),
+      // scores them, and the steps in reverse gather every score back to every lane of the cluster.
+      var n = KB * R;
+      for (var off = CL / 2u; off > 0u; off /= 2u) {
+        n /= 2u;
+        let upper = (l & off) != 0u;
+        for (var e = 0u; e < n; e++) {
+          let kept = select(s[e], s[e + n], upper);
+          let sent = select(s[e + n], s[e], upper);
+          s[e] = kept + subgroupShuffleXor(sent, off);
+        }
+      }
+      for (var e = 0u; e < n; e++) {
+        let at = n * l + e;   // score `at`: key kb = at / R of the step, row r = at % R
+        s[e] = scored(s[e], at % R, key0 + (at / R) * NC + c, g.kvh, g.Lk);
+      }
+      for (var off = 1u; off < CL; off *= 2u) {
+        let upper = (l & off) != 0u;
+        for (var e = 0u; e < n; e++) {
+          let other = subgroupShuffleXor(s[e], off);
+          s[e + n] = select(other, s[e], upper);
+          s[e] = select(s[e], other, upper);
+        }
+        n *= 2u;
       }
     }
     // The cluster's online softmax, the step's KB keys at once: O = α·O + Σ P̃·V.
