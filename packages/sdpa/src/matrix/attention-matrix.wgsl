@@ -20,8 +20,9 @@
 // - Softcap and ALiBi (`softcap`, `alibi` = 1) change each score in f32 before its mask test, in attention-fp32's
 //   order; with sinks (`sinks` = 1) each row's ℓ counts its head's sink logit once, where O is normalized (here with
 //   one range, else `combine`).
-// - Head sizes up to 256 with one part (Gemma's 256: 16 fragments of Q and of O per subgroup, in the host's wide-head
-//   variant of the register arrays); two parts stop at 128.
+// - Head sizes up to 256 with one part; two parts stop at 128. Above 128, where d is a multiple of 32, two subgroups
+//   share each 16 query rows (HALVES = 2, a team: each holds half of d's fragments of Q and of O, so Gemma's 256 takes
+//   d = 128's registers); elsewhere the host's wide-head variant of the register arrays (16 fragments of each).
 // Taken from rung 25 f16-resident since (docs/sdpa.md has each change's measurements):
 // - the softmax reads S and writes P̃ four neighbouring keys at a time;
 // - each subgroup's S tile is BC columns wide (always with one part; with two where that fits more subgroups), O
@@ -66,7 +67,8 @@ override TERMS: u32 = 0u; // 1: softcap, ALiBi or sinks (the uniform's switches 
                           // their code, even switched off, slows the plain loop (docs/sdpa.md has the measurement)
 override HALVES: u32 = 1u;  // subgroups per 16 query rows. 1: each holds all of d. 2 (one part): a team of two, each
                             // with half of d's columns of Q and of O, so that d = 256 needs d = 128's registers: each
-                            // computes its half's products of S, both sum the two through Sf and run the same softmax
+                            // computes its half's products of S, both sum the two through Sf and run the same online
+                            // softmax, each writes the team's P̃ for half of the keys, and ℓ is summed at the end
 
 const BC_MAX: u32 = 64u;  // most keys per tile
 // The register arrays' sizes, for d up to 128; the host's wide-head variant (d up to 256) replaces these two lines, so

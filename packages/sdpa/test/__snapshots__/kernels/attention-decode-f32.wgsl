@@ -336,8 +336,11 @@ fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
 // barriers, so each workgroup waits on every tile. Here:
 // - A cluster of CL neighbouring lanes of a subgroup owns a key at a time: lane l of the cluster reads vec4s l,
 //   l + CL, … of the key's K and V rows straight from memory into registers (the clusters of a subgroup take
-//   neighbouring keys, so each load instruction reads whole runs of memory), sums its part of each row's score, and
-//   log2(CL) `subgroupShuffleXor` steps give every lane of the cluster the score.
+//   neighbouring keys, so each load instruction reads whole runs of memory) and sums its part of each row's score.
+//   Where the step's KB·R scores are a multiple of CL (SCATTER = 1), they are summed over the cluster by halves, each
+//   lane keeping half of its sums at each of log2(CL) steps, scored where they end (KB·R / CL per lane) and gathered
+//   back: 2·(KB·R − KB·R / CL) shuffles a step, against KB·R·log2(CL) when every score takes its own log2(CL) steps
+//   (docs/decode.md).
 // - Each cluster runs its own online softmax (m_i, ℓ_i and its lanes' columns of O for each of the R rows), KB keys a
 //   step, so there is nothing to wait for but memory; each step's loads are issued a step ahead, before the previous
 //   step's arithmetic, so that their latency hides behind it (docs/decode.md).
