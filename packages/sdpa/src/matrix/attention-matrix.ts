@@ -55,8 +55,9 @@ export function fragmentArray({ letter, type }: FragmentSet): string {
 }
 
 /**
- * The kernel above d = 128: register arrays for 16 fragments across d, O's 16 as a struct's members and Q's as an array
- * (fragmentArray), the fastest of the four ways measured at d = 256 (docs/sdpa.md). The arrays are sized by constants
+ * The kernel above d = 128 where one subgroup holds all of d for its rows (d not a multiple of 32, or tuning's
+ * matrixHalves 1; otherwise teams of two take the kernel as written): register arrays for 16 fragments across d,
+ * O's 16 as a struct's members and Q's as an array (fragmentArray), the fastest of the four ways measured at d = 256 (docs/sdpa.md). The arrays are sized by constants
  * (WGSL sizes a function's arrays by constants only), and sizing them for 256 everywhere cost the H100 4-12% at d = 64
  * (docs/sdpa.md), so d up to 128 keeps the kernel as written. Made once, when this module loads.
  */
