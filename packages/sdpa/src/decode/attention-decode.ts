@@ -129,10 +129,12 @@ export function decodePlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   if (BK === undefined || !fits(BK)) return `the decode tiles for d = ${d} do not fit ${limit} bytes of workgroup memory`;
   const targetWorkgroups = tuning.targetWorkgroups ?? TARGET_WORKGROUPS;
   const constants = { ...heads, R, BK, WG, LSE: lse ? 1 : 0, CW: COMBINE_WORKGROUP };
-  if (tuning.decodeLoop !== undefined && tuning.decodeLoop !== 1 && tuning.decodeLoop !== 2) return `tuning.decodeLoop is ${tuning.decodeLoop}; give 1 (the lane loop) or 2 (the tile loop)`;
-  if (tuning.laneKeys !== undefined && tuning.laneKeys > LANE_KEYS_MAX) return `tuning.laneKeys is ${tuning.laneKeys}; give 1 to ${LANE_KEYS_MAX}`;
-  if (tuning.lanePrefetch !== undefined && tuning.lanePrefetch !== 1 && tuning.lanePrefetch !== 2) return `tuning.lanePrefetch is ${tuning.lanePrefetch}; give 1 (a step ahead) or 2 (at the step)`;
-  if (tuning.laneScatter !== undefined && tuning.laneScatter !== 1 && tuning.laneScatter !== 2) return `tuning.laneScatter is ${tuning.laneScatter}; give 1 (by halves) or 2 (each score by its own steps)`;
+  const refused =
+    notOneOrTwo(tuning, 'decodeLoop', 'the lane loop', 'the tile loop') ??
+    (tuning.laneKeys !== undefined && tuning.laneKeys > LANE_KEYS_MAX ? `tuning.laneKeys is ${tuning.laneKeys}; give 1 to ${LANE_KEYS_MAX}` : undefined) ??
+    notOneOrTwo(tuning, 'lanePrefetch', 'a step ahead', 'at the step') ??
+    notOneOrTwo(tuning, 'laneScatter', 'by halves', 'each score by its own steps');
+  if (refused) return refused;
   const laneKeys = tuning.laneKeys ?? LANE_KEYS;
   const lanes = tuning.decodeLoop !== 2;
   if (lanes && lanesReason(gpu, R, d, dv, laneKeys) === undefined) {
@@ -143,6 +145,12 @@ export function decodePlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
     return { dtype, loop: 'lanes', constants: { ...constants, BK: stepKeys, CL: LANE_CLUSTER, KB: laneKeys, PREFETCH: tuning.lanePrefetch === 2 ? 0 : 1, ...(scatter ? { SCATTER: 1 } : {}) }, BK: stepKeys, targetWorkgroups: tuning.targetWorkgroups ?? LANE_TARGET_WORKGROUPS, summary: `${R} rows per KV head, lanes of ${LANE_CLUSTER} per key, ${laneKeys} keys a step` };
   }
   return { dtype, loop: 'main', constants, BK, targetWorkgroups, summary: `${R} rows per KV head, ${BK} keys per tile` };
+}
+
+/** Why tuning's switch `key` (1 or 2, each meaning as given) cannot be taken, or undefined when it is unset or 1 or 2. */
+function notOneOrTwo(tuning: DecodeTuning, key: 'decodeLoop' | 'lanePrefetch' | 'laneScatter', one: string, two: string): string | undefined {
+  const value = tuning[key];
+  return value === undefined || value === 1 || value === 2 ? undefined : `tuning.${key} is ${value}; give 1 (${one}) or 2 (${two})`;
 }
 
 /** Lanes per key in the lane loop (its CL). */

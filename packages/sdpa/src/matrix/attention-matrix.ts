@@ -155,10 +155,12 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   if (HALVES === 2 && (PARTS === 2 || d % 32 !== 0)) return 'tuning.matrixHalves 2 takes f16 tensors and d a multiple of 32';
   const bytesAt = (BC: number, NSG: number, OW: number, KV_TILES = 2): number => kernelWorkgroupBytes(ATTENTION_MATRIX_KERNEL.code, { D: d, NSG, PARTS, OW, BC, KV_TILES, HALVES });
   const dh = d / HALVES;   // the columns of Q and O one subgroup holds
+  // Columns of O per round through S tiles BC keys wide (16 where BC does not divide a subgroup's columns).
+  const narrowColumns = (BC: number): number => (dh % BC === 0 ? Math.min(BC, dh) : 16);
   // With teams, 32-key tiles and 4 teams where they fit the workgroup memory (V in K's place), else 16-key tiles.
-  const teamsFit = HALVES === 2 && bytesAt(TEAM_BC, 2 * MAX_SUBGROUPS, dh % TEAM_BC === 0 ? TEAM_BC : 16, 1) <= limit;
+  const teamsFit = HALVES === 2 && bytesAt(TEAM_BC, 2 * MAX_SUBGROUPS, narrowColumns(TEAM_BC), 1) <= limit;
   const BC = tuning?.matrixKeysPerTile ?? (d > 128 ? (teamsFit ? TEAM_BC : WIDE_HEAD_BC) : d <= 64 && PARTS === 1 ? NARROW_HEAD_BC : MATRIX_BC);
-  const maxSubgroups = HALVES === 2 && BC === TEAM_BC && teamsFit ? 2 * MAX_SUBGROUPS : MAX_SUBGROUPS;
+  const maxSubgroups = teamsFit && BC === TEAM_BC ? 2 * MAX_SUBGROUPS : MAX_SUBGROUPS;
   const FLUSH = tuning?.matrixFlush ?? (PARTS === 2 ? TWO_PART_FLUSH : 0);
   if (![16, 32, 64].includes(BC)) return `tuning.matrixKeysPerTile is ${BC}; give 16, 32 or 64`;
   if (tuning?.matrixSubgroups !== undefined && ![1, 2, 4, 8].includes(tuning.matrixSubgroups)) return `tuning.matrixSubgroups is ${tuning.matrixSubgroups}; give 1, 2, 4 or 8`;
@@ -176,7 +178,7 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
     // S tiles BC columns wide (O through them in d / OW rounds) with one part: at d = 64 that is 23.0 KiB of workgroup
     // memory, and BERT's f16 batch ran 0.627 → 0.549 ms on the H100 with it. With two parts, tiles d columns wide (O in
     // one round) unless narrow ones fit more subgroups (3.0× faster at Llama's d = 128 with f32 tensors; docs/sdpa.md).
-    const narrow = dh % BC === 0 ? Math.min(BC, dh) : 16;
+    const narrow = narrowColumns(BC);
     const OW = tuning?.matrixColumnsPerRound ?? (PARTS === 1 || subgroups(narrow) > subgroups(d) ? narrow : d);
     const NSG = subgroups(OW);
     return { KV_TILES, NSG, OW, bytes: bytesAt(BC, NSG, OW, KV_TILES) };
