@@ -21,13 +21,19 @@ function withSubgroups(features: string[], size: number): GpuContext {
 }
 
 describe('attention-decode: the key loop', () => {
-  it.each(['f32', 'f16'] as const)('%s tensors take the lane loop: clusters of 8 lanes, 2 keys a step, loads a step ahead, 256 workgroups aimed for', (dtype) => {
+  it.each([['f32', 2], ['f16', 4]] as const)('%s tensors take the lane loop: clusters of 8 lanes, %i keys a step, loads a step ahead, 256 workgroups aimed for', (dtype, KB) => {
     const plan = planned(decodePlan(sdpaProblem(LLAMA3_DECODE), H100_LIKE, false, dtype));
     expect(plan.loop).toBe('lanes');
-    expect(plan.constants).toMatchObject({ R: 4, CL: 8, KB: 2, BK: 32, WG: 128, PREFETCH: 1 });
+    expect(plan.constants).toMatchObject({ R: 4, CL: 8, KB, BK: 16 * KB, WG: 128, PREFETCH: 1, SCATTER: 1 });
     expect(plan.targetWorkgroups).toBe(256);
     expect(decodeKernelSource(plan).code).toMatch(/^enable subgroups;\n/);
     expect(decodeKernelSource(plan).code).toContain('fn lanes(');
+  });
+  it('f16 tensors take 4 keys a step only where the step\'s scores are summed by halves (an even number of rows)', () => {
+    const keys = (dims: Partial<SdpaDims>): number | undefined => planned(decodePlan(sdpaProblem({ ...LLAMA3_DECODE, ...dims }), H100_LIKE, false, 'f16')).constants.KB;
+    expect(keys({ Hq: 16 })).toBe(4);   // 2 rows per KV head: 8 scores a step
+    expect(keys({ Hq: 8 })).toBe(2);    // 1 row: 4 keys would be 4 scores, fewer than the cluster's 8 lanes
+    expect(keys({ Hq: 24 })).toBe(2);   // 3 rows: 12 scores
   });
   it('tuning chooses the tile loop, the keys a step and loads at their own step', () => {
     const tiles = planned(decodePlan(sdpaProblem(LLAMA3_DECODE), H100_LIKE, false, 'f16', { decodeLoop: 2 }));

@@ -135,7 +135,7 @@ export function decodePlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
     notOneOrTwo(tuning, 'lanePrefetch', 'a step ahead', 'at the step') ??
     notOneOrTwo(tuning, 'laneScatter', 'by halves', 'each score by its own steps');
   if (refused) return refused;
-  const laneKeys = tuning.laneKeys ?? LANE_KEYS;
+  const laneKeys = tuning.laneKeys ?? (dtype === 'f16' && (LANE_KEYS_F16 * R) % LANE_CLUSTER === 0 ? LANE_KEYS_F16 : LANE_KEYS);
   const lanes = tuning.decodeLoop !== 2;
   if (lanes && lanesReason(gpu, R, d, dv, laneKeys) === undefined) {
     // A step of the lane loop covers WG / LANE_CLUSTER clusters of laneKeys keys: the splits count steps as tiles.
@@ -158,6 +158,13 @@ const LANE_CLUSTER = 8;
 /** The lane loop's keys per cluster per step (its KB), and the most it takes (the kernel's LANE_KEYS_MAX). */
 const LANE_KEYS = 2;
 const LANE_KEYS_MAX = 4;
+/**
+ * The lane loop's keys per step with f16 tensors where the step's scores are summed by halves (KB·R a multiple of the
+ * cluster's lanes: R even). On an H200 (2026-11-28, 32/8 heads, d = 128, R = 4, ms, docs/decode.md): 1 row of 32768
+ * keys 0.0630 against 0.0637 with 2 keys, B = 8 0.293 against 0.321, 1 row of 4096 keys 0.0253 against 0.0255. f32
+ * tensors lost with 4 (0.098 against 0.087 at 1 row), and keep 2.
+ */
+const LANE_KEYS_F16 = 4;
 /**
  * Workgroups the lane loop's key splits aim for: its workgroups hold little workgroup memory, and fewer, longer
  * ranges spend less on each range's merge. Measured on the H100 (2026-11-28, 32/8 heads, d = 128, 32768 keys, ms,

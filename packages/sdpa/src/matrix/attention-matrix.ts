@@ -76,6 +76,21 @@ const WIDE_HEAD_KERNEL: KernelSource = (() => {
   return { label: `${label} (d up to 256)`, code };
 })();
 
+/** The kernel's line that sums a row's ℓ, and the team variant's (HALVES = 2), which adds the teammate's sum. */
+const ROW_SUM = 'let lRow = l + subgroupShuffleXor(l, 1u);';
+const TEAM_ROW_SUM = 'let lRow = teamRowSum(l + subgroupShuffleXor(l, 1u), sBase, sOther);';
+
+/**
+ * The kernel where two subgroups share each 16 query rows (HALVES = 2): the same text with the team's sum of ℓ. The
+ * kernel as written leaves that sum out, since its code in the one-subgroup kernel, even where HALVES = 1 made it dead,
+ * kept the sinks variant at d = 64 in local memory on an H200 and cost it 1.60 → 1.80 ms (docs/sdpa.md). Made once.
+ */
+const TEAM_KERNEL: KernelSource = (() => {
+  const { code: single, label } = ATTENTION_MATRIX_KERNEL;
+  if (!single.includes(ROW_SUM)) throw new Error('attention-matrix.wgsl lacks its sum of ℓ as written; the team variant cannot be made');
+  return { label: `${label} (two subgroups per 16 rows)`, code: single.replace(ROW_SUM, TEAM_ROW_SUM) };
+})();
+
 /**
  * Keys per tile (BC in the kernel) from d = 65 to 128, and with two parts (f32 tensors) at every head size: 16 keys ran
  * Llama's f16 d = 128 prefills 3-5% slower on the H100 (docs/sdpa.md).
@@ -190,7 +205,7 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   const blockTiles = blocks !== undefined && blocks.rows % BR === 0 && blocks.keys % BC === 0;
   return {
     id: 'attention-matrix',
-    kernel: forTensorType(dh > 128 ? WIDE_HEAD_KERNEL : ATTENTION_MATRIX_KERNEL, dtype),
+    kernel: forTensorType(HALVES === 2 ? TEAM_KERNEL : dh > 128 ? WIDE_HEAD_KERNEL : ATTENTION_MATRIX_KERNEL, dtype),
     dtype,
     // TERMS only where softcap, ALiBi or sinks are given, so that the plain kernel's constants stay as they were.
     constants: { D: d, NSG, PARTS, OW, BC, FLUSH, CW: COMBINE_WORKGROUP, ...(KV_TILES === 1 ? { KV_TILES } : {}), ...(HALVES === 2 ? { HALVES } : {}), ...(terms ? { TERMS: 1 } : {}) },

@@ -1,12 +1,12 @@
-// 4 rows per KV head, lanes of 8 per key, 2 keys a step; override constants:
+// 4 rows per KV head, lanes of 8 per key, 4 keys a step; override constants:
 //   D = 128
 //   R = 4
-//   BK = 32
+//   BK = 64
 //   WG = 128
 //   LSE = 0
 //   CW = 64
 //   CL = 8
-//   KB = 2
+//   KB = 4
 //   PREFETCH = 1
 //   SCATTER = 1
 

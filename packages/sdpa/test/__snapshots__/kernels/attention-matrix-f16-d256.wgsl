@@ -80,6 +80,7 @@ override HALVES: u32 = 1u;  // subgroups per 16 query rows. 1: each holds all of
                             // with half of d's columns of Q and of O, so that d = 256 needs d = 128's registers: each
                             // computes its half's products of S, both sum the two through Sf and run the same online
                             // softmax, each writes the team's P̃ for half of the keys, and ℓ is summed at the end
+                            // (the host's team variant: teamRowSum)
 
 const BC_MAX: u32 = 64u;  // most keys per tile
 // The register arrays' sizes, for d up to 128; the host's wide-head variant (d up to 256) replaces these two lines, so
@@ -167,6 +168,18 @@ fn maskedScore(s: f32, b: u32, hq: u32, i: u32, j: u32, Lk: u32) -> f32 {
 
 // Four consecutive f32 of Sf.
 fn sf4(at: u32) -> vec4<f32> { return vec4<f32>(Sf[at], Sf[at + 1u], Sf[at + 2u], Sf[at + 3u]); }
+
+// With HALVES = 2, a row's ℓ over the team: `mine` (this member's sum over its keys) plus the teammate's, through the
+// first column of the two members' S rows. Called only by the host's team variant of the kernel (attention-matrix.ts,
+// TEAM_KERNEL), so that the one-subgroup kernel is compiled without it: written in that kernel, even behind
+// `HALVES == 2u` or in a function that returns at once with HALVES = 1, it left the sinks variant at d = 64 with local
+// memory on an H200 (docs/sdpa.md).
+fn teamRowSum(mine: f32, sBase: u32, sOther: u32) -> f32 {
+  workgroupBarrier();   // every subgroup has read its last S tile
+  Sf[sBase] = mine;
+  workgroupBarrier();
+  return mine + Sf[sOther];   // l₀ + l₁ in one member, l₁ + l₀ in the other: the same sum
+}
 
 // Tile n of the range's list: the n-th from jFirst, or the host's list's n-th under a block mask.
 fn tileAt(n: u32, jFirst: u32, listStart: u32) -> u32 {
@@ -556,13 +569,9 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   // The row's O (o, plus oRow with FLUSH > 0) through the subgroup's Sf rows, OW columns a round, and ℓ_i over both
   // halves: O_i = O / ℓ_i (0 for a row that saw no key) and its log-sum-exp (−∞), or with several ranges this range's
   // unnormalized O, m and ℓ for `combine`.
-  var lRow = l + subgroupShuffleXor(l, 1u);
-  if (HALVES == 2u) {   // and the teammate's sum of the row's other keys, through the first column of its S rows
-    workgroupBarrier();   // every subgroup has read its last S tile
-    Sf[sBase] = lRow;
-    workgroupBarrier();
-    lRow += Sf[sOther];   // l₀ + l₁ in one member, l₁ + l₀ in the other: the same sum
-  }
+  // With HALVES = 2 the host's team variant of this line also adds the teammate's sum of the row's other keys
+  // (teamRowSum).
+  let lRow = teamRowSum(l + subgroupShuffleXor(l, 1u), sBase, sOther);
   let seen = m > LOWEST;
   // With sinks and one range, ℓ counts the head's sink logit once, 2^(sink − m) (held at 2^126, as attention-fp32's
   // finish holds it); with several, `combine` counts it.
