@@ -83,7 +83,7 @@ const TEAM_ROW_SUM = 'let lRow = teamRowSum(l + subgroupShuffleXor(l, 1u), sBase
 /**
  * The kernel where two subgroups share each 16 query rows (HALVES = 2): the same text with the team's sum of ℓ. The
  * kernel as written leaves that sum out, since its code in the one-subgroup kernel, even where HALVES = 1 made it dead,
- * kept the sinks variant at d = 64 in local memory on an H200 and cost it 1.60 → 1.80 ms (docs/sdpa.md). Made once.
+ * kept the sinks variant at d = 64 in local memory on an H200 and cost it 1.60 → 1.79 ms (docs/sdpa.md). Made once.
  */
 const TEAM_KERNEL: KernelSource = (() => {
   const { code: single, label } = ATTENTION_MATRIX_KERNEL;
