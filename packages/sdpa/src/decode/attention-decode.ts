@@ -135,13 +135,14 @@ export function decodePlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
     notOneOrTwo(tuning, 'lanePrefetch', 'a step ahead', 'at the step') ??
     notOneOrTwo(tuning, 'laneScatter', 'by halves', 'each score by its own steps');
   if (refused) return refused;
-  const laneKeys = tuning.laneKeys ?? (dtype === 'f16' && (LANE_KEYS_F16 * R) % LANE_CLUSTER === 0 ? LANE_KEYS_F16 : LANE_KEYS);
+  // Whether a step of `keys` keys has its scores summed by halves: KB·R a multiple of the cluster's lanes.
+  const byHalves = (keys: number): boolean => (keys * R) % LANE_CLUSTER === 0;
+  const laneKeys = tuning.laneKeys ?? (dtype === 'f16' && byHalves(LANE_KEYS_F16) ? LANE_KEYS_F16 : LANE_KEYS);
   const lanes = tuning.decodeLoop !== 2;
   if (lanes && lanesReason(gpu, R, d, dv, laneKeys) === undefined) {
     // A step of the lane loop covers WG / LANE_CLUSTER clusters of laneKeys keys: the splits count steps as tiles.
     const stepKeys = (WG / LANE_CLUSTER) * laneKeys;
-    // The step's scores summed by halves where they are a multiple of the cluster's lanes.
-    const scatter = tuning.laneScatter !== 2 && (laneKeys * R) % LANE_CLUSTER === 0;
+    const scatter = tuning.laneScatter !== 2 && byHalves(laneKeys);
     return { dtype, loop: 'lanes', constants: { ...constants, BK: stepKeys, CL: LANE_CLUSTER, KB: laneKeys, PREFETCH: tuning.lanePrefetch === 2 ? 0 : 1, ...(scatter ? { SCATTER: 1 } : {}) }, BK: stepKeys, targetWorkgroups: tuning.targetWorkgroups ?? LANE_TARGET_WORKGROUPS, summary: `${R} rows per KV head, lanes of ${LANE_CLUSTER} per key, ${laneKeys} keys a step` };
   }
   return { dtype, loop: 'main', constants, BK, targetWorkgroups, summary: `${R} rows per KV head, ${BK} keys per tile` };

@@ -54,42 +54,49 @@ export function fragmentArray({ letter, type }: FragmentSet): string {
   );
 }
 
+/** One edit of the kernel's text for a variant: `text` as written becomes `replacement`; `what` names it in the error. */
+interface KernelEdit {
+  readonly text: string;
+  readonly replacement: string;
+  readonly what: string;
+}
+
+/** attention-matrix.wgsl with `edits`, labelled `(suffix)`; throws where the file lacks a text as written. */
+function kernelVariant(variant: string, suffix: string, edits: readonly KernelEdit[]): KernelSource {
+  const { code, label } = ATTENTION_MATRIX_KERNEL;
+  for (const { text, what } of edits) {
+    if (!code.includes(text)) throw new Error(`attention-matrix.wgsl lacks ${what} as written; the ${variant} variant cannot be made`);
+  }
+  return { label: `${label} (${suffix})`, code: edits.reduce((text, edit) => text.replace(edit.text, edit.replacement), code) };
+}
+
 /**
  * The kernel above d = 128 where one subgroup holds all of d for its rows (d not a multiple of 32, or tuning's
- * matrixHalves 1; otherwise teams of two take the kernel as written): register arrays for 16 fragments across d,
- * O's 16 as a struct's members and Q's as an array (fragmentArray), the fastest of the four ways measured at d = 256 (docs/sdpa.md). The arrays are sized by constants
- * (WGSL sizes a function's arrays by constants only), and sizing them for 256 everywhere cost the H100 4-12% at d = 64
- * (docs/sdpa.md), so d up to 128 keeps the kernel as written. Made once, when this module loads.
+ * matrixHalves 1; otherwise teams of two take the kernel as written): register arrays for 16 fragments across d, O's
+ * 16 as a struct's members and Q's as an array (fragmentArray), the fastest of the four ways measured at d = 256
+ * (docs/sdpa.md). The arrays are sized by constants (WGSL sizes a function's arrays by constants only), and sizing them
+ * for 256 everywhere cost the H100 4-12% at d = 64 (docs/sdpa.md), so d up to 128 keeps the kernel as written. Made
+ * once, when this module loads.
  */
-const WIDE_HEAD_KERNEL: KernelSource = (() => {
-  const { code: narrow, label } = ATTENTION_MATRIX_KERNEL;
-  const missing = (text: string, what: string): void => {
-    if (!narrow.includes(text)) throw new Error(`attention-matrix.wgsl lacks ${what} as written; the wide-head variant cannot be made`);
-  };
-  missing(NARROW_ARRAYS, 'its register arrays\' sizes');
-  missing(fragmentStruct(Q_FRAGMENTS, 8), 'Q\'s 8 fragments');
-  missing(fragmentStruct(O_FRAGMENTS, 8), 'O\'s 8 fragments');
-  const code = narrow
-    .replace(NARROW_ARRAYS, WIDE_ARRAYS)
-    .replace(fragmentStruct(Q_FRAGMENTS, 8), fragmentArray(Q_FRAGMENTS))
-    .replace(fragmentStruct(O_FRAGMENTS, 8), fragmentStruct(O_FRAGMENTS, 16));
-  return { label: `${label} (d up to 256)`, code };
-})();
-
-/** The kernel's line that sums a row's ℓ, and the team variant's (HALVES = 2), which adds the teammate's sum. */
-const ROW_SUM = 'let lRow = l + subgroupShuffleXor(l, 1u);';
-const TEAM_ROW_SUM = 'let lRow = teamRowSum(l + subgroupShuffleXor(l, 1u), sBase, sOther);';
+const WIDE_HEAD_KERNEL = kernelVariant('wide-head', 'd up to 256', [
+  { text: NARROW_ARRAYS, replacement: WIDE_ARRAYS, what: 'its register arrays\' sizes' },
+  { text: fragmentStruct(Q_FRAGMENTS, 8), replacement: fragmentArray(Q_FRAGMENTS), what: 'Q\'s 8 fragments' },
+  { text: fragmentStruct(O_FRAGMENTS, 8), replacement: fragmentStruct(O_FRAGMENTS, 16), what: 'O\'s 8 fragments' },
+]);
 
 /**
- * The kernel where two subgroups share each 16 query rows (HALVES = 2): the same text with the team's sum of ℓ. The
- * kernel as written leaves that sum out, since its code in the one-subgroup kernel, even where HALVES = 1 made it dead,
- * kept the sinks variant at d = 64 in local memory on an H200 and cost it 1.60 → 1.79 ms (docs/sdpa.md). Made once.
+ * The kernel where two subgroups share each 16 query rows (HALVES = 2): the same text with the team's sum of ℓ (the
+ * kernel's line that sums a row's ℓ calls teamRowSum, which adds the teammate's sum). The kernel as written leaves that
+ * sum out, since its code in the one-subgroup kernel, even where HALVES = 1 made it dead, kept the sinks variant at
+ * d = 64 in local memory on an H200 and cost it 1.60 → 1.79 ms (docs/sdpa.md). Made once.
  */
-const TEAM_KERNEL: KernelSource = (() => {
-  const { code: single, label } = ATTENTION_MATRIX_KERNEL;
-  if (!single.includes(ROW_SUM)) throw new Error('attention-matrix.wgsl lacks its sum of ℓ as written; the team variant cannot be made');
-  return { label: `${label} (two subgroups per 16 rows)`, code: single.replace(ROW_SUM, TEAM_ROW_SUM) };
-})();
+const TEAM_KERNEL = kernelVariant('team', 'two subgroups per 16 rows', [
+  {
+    text: 'let lRow = l + subgroupShuffleXor(l, 1u);',
+    replacement: 'let lRow = teamRowSum(l + subgroupShuffleXor(l, 1u), sBase, sOther);',
+    what: 'its sum of ℓ',
+  },
+]);
 
 /**
  * Keys per tile (BC in the kernel) from d = 65 to 128, and with two parts (f32 tensors) at every head size: 16 keys ran
