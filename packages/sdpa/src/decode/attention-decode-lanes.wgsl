@@ -55,7 +55,6 @@ fn lanes(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let w = wid.y * nwg.x + wid.x;     // one workgroup per (batch, KV head, range of keys), as the tile loop's
   if (w / params.splits >= params.pairs) { return; }
   let g = workgroupRange(w, t);
-  workgroupBarrier();
 
   let c = t / CL;                    // this lane's cluster: keys key0 + kb·NC + c of each step
   let l = t % CL;                    // its lane in the cluster: vec4s l, l + CL, … of each row
@@ -79,6 +78,9 @@ fn lanes(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   if (PREFETCH == 1u && jBegin < jEnd) {
     for (var kb = 0u; kb < KB; kb++) { laneLoads(&kReg, &vReg, kb * PER, g.kvBase, g.vBase, jBegin * NC * KB + kb * NC + c, g.Lk, l); }
   }
+  // The query rows after the first step's loads are issued, so that the two reads' latencies overlap.
+  stageQuery(g, t);
+  workgroupBarrier();
   for (var j = jBegin; j < jEnd; j++) {
     let key0 = j * NC * KB;
     if (PREFETCH == 0u) {
@@ -176,7 +178,7 @@ fn lanes(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   }
   for (var e = t; e < R * D4; e += WG) { Qs[e] = vec4<f32>(0.0); }
   workgroupBarrier();
-  for (var turn = 0u; turn < NC; turn++) {   // subgroup `turn` adds its rows (NC bounds the subgroups)
+  for (var turn = 0u; turn < WG / sgSize; turn++) {   // subgroup `turn` adds its rows
     if (sgIndex == turn && sgLead) {
       for (var r = 0u; r < R; r++) {
         var M = LOWEST;

@@ -59,7 +59,7 @@ override CW: u32;         // invocations per workgroup of `combine`
 
 const SLOT_MAX: u32 = 8u; // most vec4 slots of O per invocation
 const LD_MAX: u32 = 16u;  // most vec4s of K_j (and of V_j) one invocation loads per tile
-const MERGE_BATCH: u32 = 8u;  // ranges `combine` reads at once
+const MERGE_BATCH: u32 = 16u; // ranges `combine` reads at once
 
 struct Params {
   Lq: u32,
@@ -147,7 +147,8 @@ fn scored(s: f32, r: u32, key: u32, kvh: u32, Lk: u32) -> f32 {
 }
 
 // A workgroup's share of the problem: its (batch, KV head) pair and range of keys, where that head's K and V begin, and
-// the batch's valid keys (its cache length); `workgroupRange` also stages the group's query rows in Qs, scaled.
+// the batch's valid keys (its cache length). `stageQuery` then stages the group's query rows in Qs, scaled; the lane
+// loop issues its first loads of K and V between the two, so that their latencies overlap.
 struct Range {
   pair: u32,
   split: u32,
@@ -164,11 +165,16 @@ fn workgroupRange(w: u32, t: u32) -> Range {
   let kvh = pair % params.Hkv;
   if (t == 0u) { lengthShared = select(params.Lk, min(lengths[b + params.batch0], params.Lk), params.cached == 1u); }
   let Lk = workgroupUniformLoad(&lengthShared);
+  return Range(pair, split, kvh, b * params.kvBatch + kvh * params.kvHead, b * params.vBatch + kvh * params.vHead, Lk);
+}
+
+// The group's query rows into Qs, scaled by scale·log2(e) (read by every invocation after the next barrier).
+fn stageQuery(g: Range, t: u32) {
+  let b = g.pair / params.Hkv;
   for (var e = t; e < R * D4; e += WG) {
     let r = e / D4;
-    Qs[e] = unpack(q[b * params.qBatch + queryHead(kvh, r) * params.qHead + (r % params.Lq) * params.qRow + e % D4]) * params.scaleLog2;
+    Qs[e] = unpack(q[b * params.qBatch + queryHead(g.kvh, r) * params.qHead + (r % params.Lq) * params.qRow + e % D4]) * params.scaleLog2;
   }
-  return Range(pair, split, kvh, b * params.kvBatch + kvh * params.kvHead, b * params.vBatch + kvh * params.vHead, Lk);
 }
 
 // This invocation's share of the K and V rows of the tile from key0, into registers as stored (zeros past the batch's
@@ -193,6 +199,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let w = wid.y * nwg.x + wid.x;     // one workgroup per (batch, KV head, range of keys)
   if (w / params.splits >= params.pairs) { return; }
   let g = workgroupRange(w, t);
+  stageQuery(g, t);
   let split = g.split;
   let pair = g.pair;
   let kvh = g.kvh;
@@ -288,26 +295,33 @@ fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
   let col = e % DV4;
   let r = (e / DV4) % R;
   let pair = e / DV4 / R;
-  // The ranges MERGE_BATCH at a time, their loads independent of each other, so that their latencies overlap, not one
-  // range at a time with each load waited for in turn (docs/decode.md has what it saved); past the last range, the
-  // batch's loads repeat it and count for nothing.
+  // One pass over the ranges, MERGE_BATCH at a time: a batch's m, ℓ and O are loaded together, with no dependence
+  // between them, so that their latencies overlap (one wait per batch, not one per range, and not a pass for the
+  // maxima before a pass for O: docs/decode.md has what each saved); then the running sums move to the batch's
+  // maximum. Past the last range, the batch's loads repeat it and count for nothing.
   let last = params.splits - 1u;
   var M = LOWEST;
-  for (var s0 = 0u; s0 < params.splits; s0 += MERGE_BATCH) {
-    for (var u = 0u; u < MERGE_BATCH; u++) {
-      M = max(M, ML[params.headTerms + (pair * params.splits + min(s0 + u, last)) * R + r].x);
-    }
-  }
   var total = 0.0;
   var acc = vec4<f32>(0.0);
   for (var s0 = 0u; s0 < params.splits; s0 += MERGE_BATCH) {
+    var ml: array<vec2<f32>, MERGE_BATCH>;
+    var op: array<vec4<f32>, MERGE_BATCH>;
     for (var u = 0u; u < MERGE_BATCH; u++) {
       let part = (pair * params.splits + min(s0 + u, last)) * R + r;
-      let ml = ML[params.headTerms + part];
-      let scale = select(0.0, exp2(ml.x - M), s0 + u <= last);
-      total += scale * ml.y;
-      acc += scale * Opart[part * DV4 + col];
+      ml[u] = ML[params.headTerms + part];
+      op[u] = Opart[part * DV4 + col];
     }
+    var Mb = M;
+    for (var u = 0u; u < MERGE_BATCH; u++) { Mb = max(Mb, ml[u].x); }
+    let moved = exp2(M - Mb);          // 0 from LOWEST; 1 while no range has seen a key
+    total *= moved;
+    acc *= moved;
+    for (var u = 0u; u < MERGE_BATCH; u++) {
+      let scale = select(0.0, exp2(ml[u].x - Mb), s0 + u <= last);
+      total += scale * ml[u].y;
+      acc += scale * op[u];
+    }
+    M = Mb;
   }
   let seen = M > LOWEST;
   let b = pair / params.Hkv;
@@ -384,7 +398,6 @@ fn lanes(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   let w = wid.y * nwg.x + wid.x;     // one workgroup per (batch, KV head, range of keys), as the tile loop's
   if (w / params.splits >= params.pairs) { return; }
   let g = workgroupRange(w, t);
-  workgroupBarrier();
 
   let c = t / CL;                    // this lane's cluster: keys key0 + kb·NC + c of each step
   let l = t % CL;                    // its lane in the cluster: vec4s l, l + CL, … of each row
@@ -408,6 +421,9 @@ fn lanes(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   if (PREFETCH == 1u && jBegin < jEnd) {
     for (var kb = 0u; kb < KB; kb++) { laneLoads(&kReg, &vReg, kb * PER, g.kvBase, g.vBase, jBegin * NC * KB + kb * NC + c, g.Lk, l); }
   }
+  // The query rows after the first step's loads are issued, so that the two reads' latencies overlap.
+  stageQuery(g, t);
+  workgroupBarrier();
   for (var j = jBegin; j < jEnd; j++) {
     let key0 = j * NC * KB;
     if (PREFETCH == 0u) {
@@ -505,7 +521,7 @@ fn lanes(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
   }
   for (var e = t; e < R * D4; e += WG) { Qs[e] = vec4<f32>(0.0); }
   workgroupBarrier();
-  for (var turn = 0u; turn < NC; turn++) {   // subgroup `turn` adds its rows (NC bounds the subgroups)
+  for (var turn = 0u; turn < WG / sgSize; turn++) {   // subgroup `turn` adds its rows
     if (sgIndex == turn && sgLead) {
       for (var r = 0u; r < R; r++) {
         var M = LOWEST;
