@@ -1,6 +1,6 @@
 /**
  * `hw4-cli sdpa --bench`: the model-shaped cases (bench/sdpa.ts) on our kernels, beside PyTorch (fp32 and fp16, and fp16
- * per backend: FlashAttention-2, cuDNN, FlexAttention; CUDA events) and, with --ort, ONNX Runtime's WebGPU attention (bench/ort.ts), each case checked on sampled rows against
+ * per backend: FlashAttention-2, cuDNN, FlexAttention; CUDA events around calls back to back) and, with --ort, ONNX Runtime's WebGPU attention (bench/ort.ts), each case checked on sampled rows against
  * float64 before it is timed. The table goes to standard output; with --out DIR the rows also go to
  * DIR/sdpa-<adapter>.json (checked before anything is measured), one row per case: name, dtype, impl, plan (the
  * kernel's sizes in words), ms (median), msMin, msMax, tflops, kvGBs (K and V bytes ÷ time), maxError, torch (ms per
