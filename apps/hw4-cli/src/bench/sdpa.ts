@@ -13,6 +13,7 @@ import { sdpaOracleRow } from '@fa/reference';
 import { keepBusy, queuedRounds } from './warm-up.js';
 import { floatsToHalves, halvesToFloats, prepareAttention, TUNING_KEYS, type DecodeTuning, type GpuKernelId, type TensorType } from '@fa/sdpa';
 import { median } from './measure.js';
+import { TORCH_GPU_MS_PER_CALL } from './torch.js';
 import { UsageError } from '../exit-codes.js';
 
 export interface SdpaBenchCase {
@@ -336,7 +337,7 @@ export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number
 
 const TORCH_SCRIPT = `
 import json, sys, torch
-from torch.nn.attention import sdpa_kernel, SDPBackend
+${TORCH_GPU_MS_PER_CALL}from torch.nn.attention import sdpa_kernel, SDPBackend
 cases = json.loads(sys.argv[1])
 sdpa = torch.nn.functional.scaled_dot_product_attention
 try:
@@ -350,27 +351,13 @@ try:
 except Exception:
     flex = None
 
-# GPU time per call, as ours is timed (each dispatch in a queue that never runs dry): each sample is the mean of n calls
-# issued back to back between one pair of CUDA events, n enough for 2 ms (at most 200); the median of 20 samples. Events
-# around one call each, with a synchronize after it, add the time Python takes to launch the call to the GPU's time (on
-# an H200 a decode of 1 row over 32768 keys took 0.056 ms that way, 0.040 back to back, 0.037 replayed from a CUDA
-# graph: docs/sdpa.md).
+# GPU time per call, as ours is timed: the median of 20 means of calls back to back (gpu_ms_per_call, bench/torch.ts).
 def median_ms(call):
     with torch.no_grad():
         for _ in range(3):
             call()
         torch.cuda.synchronize()
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record(); call(); e.record(); torch.cuda.synchronize()
-        n = max(1, min(200, int(2.0 / max(s.elapsed_time(e), 1e-3))))
-        times = []
-        for _ in range(20):
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            for _ in range(n):
-                call()
-            e.record(); torch.cuda.synchronize()
-            times.append(s.elapsed_time(e) / n)
+        times = gpu_ms_per_call(call, 20)
     times.sort()
     return times[len(times) // 2]
 

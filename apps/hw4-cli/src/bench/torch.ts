@@ -9,10 +9,33 @@ import type { RowRef } from '@fa/reference';
 import type { Shape } from '@fa/io/node';
 import { median } from './measure.js';
 
+/**
+ * Python: `gpu_ms_per_call(call, samples)`, the GPU's time per call of `call` as `samples` means, each of n calls issued
+ * back to back between one pair of CUDA events (n enough for 2 ms, at most 200), as our kernels are timed in a queue
+ * that never runs dry. Events around one call each, with a synchronize after it, add Python's launch of the call to the
+ * GPU's time (docs/sdpa.md: PyTorch's times). Shared by both benches' PyTorch scripts; `torch` must be imported.
+ */
+export const TORCH_GPU_MS_PER_CALL = `
+def gpu_ms_per_call(call, samples):
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record(); call(); e.record(); torch.cuda.synchronize()
+    n = max(1, min(200, int(2.0 / max(s.elapsed_time(e), 1e-3))))
+    means = []
+    for _ in range(samples):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(n):
+            call()
+        e.record(); torch.cuda.synchronize()
+        means.append(s.elapsed_time(e) / n)
+    return means
+`;
+
 const SCRIPT = `
 import json, sys
 import numpy as np
 import torch
+${TORCH_GPU_MS_PER_CALL}
 path, B, N, d, warmup, repeats, rows, dtype = sys.argv[1:]
 B, N, d, warmup, repeats = int(B), int(N), int(d), int(warmup), int(repeats)
 raw = np.fromfile(path, dtype='<f4', offset=12).reshape(B, 3, N, d)
@@ -24,20 +47,8 @@ with torch.no_grad():
     for _ in range(warmup):
         o = sdpa(q, k, v)
     torch.cuda.synchronize()
-    # n calls back to back between one pair of events (enough for 2 ms, at most 200), so that a time is the GPU's, not
-    # the GPU's plus Python's launch of one call (docs/sdpa.md: PyTorch's times)
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record(); o = sdpa(q, k, v); end.record(); torch.cuda.synchronize()
-    n = max(1, min(200, int(2.0 / max(start.elapsed_time(end), 1e-3))))
-    times = []
-    for _ in range(repeats):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(n):
-            o = sdpa(q, k, v)
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) / n)
+    times = gpu_ms_per_call(lambda: sdpa(q, k, v), repeats)
+    o = sdpa(q, k, v)  # the output the sampled rows are read from
 sample = [o[b, 0, i].double().cpu().tolist() for b, i in json.loads(rows)]
 print(json.dumps({"times": times, "torch": torch.__version__, "device": torch.cuda.get_device_name(), "dtype": str(q.dtype), "sample": sample}))
 `;
