@@ -165,6 +165,11 @@ export interface SdpaBenchRow {
   ms: number;
   msMin: number;
   msMax: number;
+  /**
+   * Ms per call over calls back to back between one pair of timestamps (median of 20 means), as PyTorch's calls are
+   * timed; `ms` times each call by its own pair. Absent without timestamps.
+   */
+  msBackToBack?: number;
   /** With FA_BENCH_ALLOCATIONS: the median ms on each set of buffers, in the order timed. */
   allocationMs?: number[];
   /**
@@ -255,6 +260,34 @@ async function timedRounds(device: GPUDevice, timers: readonly PassTimer[], roun
 /** GPU work before the timed dispatches of a round, in milliseconds. */
 const LEAD_MS = 20;
 
+/** Rounds of calls back to back, and the GPU time of each round's calls (the most calls: 200), as PyTorch's are timed. */
+const BACK_TO_BACK_ROUNDS = 20;
+const BACK_TO_BACK_MS = 2;
+
+/**
+ * Milliseconds per call over calls back to back between one pair of timestamps, as the PyTorch script times its calls
+ * (gpu_ms_per_call): BACK_TO_BACK_ROUNDS rounds of `lead` untimed calls and then n timed ones (n enough for
+ * BACK_TO_BACK_MS at `estimate` ms per call, at most 200), each round's mean. Unlike a pair of timestamps per call, the
+ * time between one call's end and the next one's start is counted, and the timestamps' own cost only once per round.
+ */
+async function timeBackToBack(gpu: GpuContext, lead: number, estimate: number, encodeCall: (encoder: GPUCommandEncoder, writes?: GPUComputePassTimestampWrites) => void): Promise<number[]> {
+  const { device } = gpu;
+  const n = Math.max(1, Math.min(200, Math.ceil(BACK_TO_BACK_MS / Math.max(estimate, 1e-3))));
+  const timers = [new PassTimer(gpu), new PassTimer(gpu)];
+  try {
+    const rounds = await timedRounds(device, timers, BACK_TO_BACK_ROUNDS, lead, n, (timer) => {
+      const encoder = device.createCommandEncoder();
+      for (let r = 0; r < lead; r++) encodeCall(encoder);
+      for (let r = 0; r < n; r++) encodeCall(encoder, timer.writes(r === 0, r === n - 1));
+      timer.resolve(encoder);
+      return encoder.finish();
+    });
+    return rounds.map(([ms]) => (ms as number) / n);
+  } finally {
+    for (const timer of timers) timer.destroy();
+  }
+}
+
 /**
  * Times one case on our kernel, with the settings' sizes and buffer sets where given (the command's
  * tuningFromEnvironment and allocationsFromEnvironment); its error on `samples` rows first.
@@ -307,6 +340,7 @@ export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number
     };
     const times: number[] = [];
     const allocationMs: number[] = [];
+    let backToBack: number[] | undefined;
     try {
       for (let a = 0; a < (settings.allocations ?? 1); a++) {
         const buffers = { q: make(tq.stored), k: make(tk.stored), v: make(tv.stored), out: make(ran.out) };
@@ -321,6 +355,9 @@ export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number
         );
         const lead = Math.min(2000, Math.max(0, Math.ceil(LEAD_MS / Math.max(estimate, 1e-3)) - perRound));
         const mine = (await timedRounds(device, timers, rounds, lead, perRound, (timer) => encodeRound(buffers, timer, lead))).flat();
+        if (a === 0 && gpu.hasTimestamps) backToBack = await timeBackToBack(gpu, lead, median(mine), (encoder, writes) => {
+          prepared.encode(encoder, buffers, writes);
+        });
         for (const buffer of Object.values(buffers)) buffer.destroy();
         times.push(...mine);
         allocationMs.push(median(mine));
@@ -329,7 +366,7 @@ export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number
       for (const timer of timers) timer.destroy();
     }
     const ms = median(times);
-    return { name: c.name, dims: c.dims, impl: prepared.impl, plan: prepared.plan.kernelPlan.summary, kvGBs: kvBytes(c) / ms / 1e6, maxError, ms, msMin: Math.min(...times), msMax: Math.max(...times), ...(allocationMs.length > 1 ? { allocationMs } : {}) };
+    return { name: c.name, dims: c.dims, impl: prepared.impl, plan: prepared.plan.kernelPlan.summary, kvGBs: kvBytes(c) / ms / 1e6, maxError, ms, msMin: Math.min(...times), msMax: Math.max(...times), ...(backToBack ? { msBackToBack: median(backToBack) } : {}), ...(allocationMs.length > 1 ? { allocationMs } : {}) };
   } finally {
     prepared.dispose();
   }

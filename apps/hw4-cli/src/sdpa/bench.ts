@@ -3,7 +3,8 @@
  * per backend: FlashAttention-2, cuDNN, FlexAttention; CUDA events around calls back to back) and, with --ort, ONNX Runtime's WebGPU attention (bench/ort.ts), each case checked on sampled rows against
  * float64 before it is timed. The table goes to standard output; with --out DIR the rows also go to
  * DIR/sdpa-<adapter>.json (checked before anything is measured), one row per case: name, dtype, impl, plan (the
- * kernel's sizes in words), ms (median), msMin, msMax, tflops, kvGBs (K and V bytes ÷ time), maxError, torch (ms per
+ * kernel's sizes in words), ms (median, each call timed by its own pair of timestamps), msMin, msMax, msBackToBack (ms
+ * per call over calls back to back, as PyTorch's are timed), tflops, kvGBs (K and V bytes ÷ time), maxError, torch (ms per
  * backend, or why not), ort (ms, or why not); FA_SDPA_TUNING's sizes as `tuning`, and
  * FA_BENCH_ALLOCATIONS's count as `allocations`, where they are set.
  */
@@ -101,8 +102,8 @@ export async function sdpaBench(out: Reporter, values: Values, json: boolean): P
 /** The table's header lines. */
 export function benchTableHeader(): string[] {
   return [
-    '| case | kernel | ours, ms (min-max) | TFLOP/s | K, V read GB/s | max error | PyTorch fp32 | PyTorch fp16 | fp16 FA2 / cuDNN / Flex | ONNX Runtime WebGPU | PyTorch fp32 ÷ ours |',
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    '| case | kernel | ours, ms (min-max) | ours back to back | TFLOP/s | K, V read GB/s | max error | PyTorch fp32 | PyTorch fp16 | fp16 FA2 / cuDNN / Flex | ONNX Runtime WebGPU | PyTorch fp32 ÷ ours |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
 }
 
@@ -113,6 +114,7 @@ export function benchTableRow(r: {
   ms: number;
   msMin: number;
   msMax: number;
+  msBackToBack?: number;
   tflops: number;
   kvGBs: number;
   maxError: number;
@@ -122,5 +124,5 @@ export function benchTableRow(r: {
   const cell = (x: unknown): string => (typeof x === 'number' ? x.toFixed(3) : '—');
   const t = r.torch;
   const vsTorch = typeof t.fp32 === 'number' ? (t.fp32 / r.ms).toFixed(2) : '—';
-  return `| ${r.name} | ${r.impl} | ${r.ms.toFixed(3)} (${r.msMin.toFixed(3)}-${r.msMax.toFixed(3)}) | ${r.tflops.toFixed(1)} | ${r.kvGBs.toFixed(0)} | ${r.maxError.toExponential(1)} | ${cell(t.fp32)} | ${cell(t.fp16)} | ${cell(t.fp16FA2)} / ${cell(t.fp16cuDNN)} / ${cell(t.fp16Flex)} | ${cell(r.ort.ms)} | ${vsTorch} |`;
+  return `| ${r.name} | ${r.impl} | ${r.ms.toFixed(3)} (${r.msMin.toFixed(3)}-${r.msMax.toFixed(3)}) | ${cell(r.msBackToBack)} | ${r.tflops.toFixed(1)} | ${r.kvGBs.toFixed(0)} | ${r.maxError.toExponential(1)} | ${cell(t.fp32)} | ${cell(t.fp16)} | ${cell(t.fp16FA2)} / ${cell(t.fp16cuDNN)} / ${cell(t.fp16Flex)} | ${cell(r.ort.ms)} | ${vsTorch} |`;
 }
