@@ -6,6 +6,7 @@ default choice, FlashAttention-2 and cuDNN, prints the median ms per call:
   - events around one call, then a synchronize (the bench's method before 2026-11-28: includes Python's launch);
   - 200 calls back to back between one pair of events (the bench's method since);
   - a CUDA graph of 100 calls replayed (the GPU's time alone, as close as PyTorch gets to ours).
+Then the same three for one and two tiny dependent kernels per call: the floor under any call.
 Usage, on a machine with a CUDA PyTorch: python3 scripts/torch-timing.py
 """
 import torch
@@ -78,4 +79,15 @@ for B, Lk in ((1, 32768), (8, 32768), (1, 4096)):
             print(f'{B}, {Lk}, {label}: ' + ' / '.join(f'{t:.4f}' for t in times))
         except Exception as error:
             print(f'{B}, {Lk}, {label}: failed: {str(error).splitlines()[0][:80]}')
+# The floor under any call: kernels that do almost nothing, each depending on the one before (one stream), as the
+# dispatch-floor experiment times Dawn's dispatches (docs/decode.md).
+x = torch.zeros(256, device='cuda')
+y = torch.zeros(256, device='cuda')
+def one():
+    x.add_(1.0)
+def two():
+    x.add_(1.0)
+    y.add_(x)
+for label, call in (('1 tiny kernel', one), ('2 tiny kernels, the second reading the first', two)):
+    print(f'{label}: ' + ' / '.join(f'{t * 1e3:.2f} us' for t in (per_call(call), back_to_back(call), graph(call))))
 print(torch.__version__, torch.cuda.get_device_name())

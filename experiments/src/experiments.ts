@@ -1,4 +1,5 @@
 /** Every experiment of the package, in the order of experiments/README.md. */
+import { dispatchFloor } from './dispatch-floor.js';
 import type { Experiment } from './experiment.js';
 import { fp32TilesSweep } from './fp32-tiles-sweep.js';
 import { ldsPatternBench } from './lds-pattern-bench.js';
@@ -8,4 +9,4 @@ import { readBandwidth } from './read-bandwidth.js';
 import { residentWorkgroupsExperiment } from './resident-workgroups.js';
 import { subgroupMatrixBench } from './subgroup-matrix-bench.js';
 
-export const EXPERIMENTS: readonly Experiment[] = [subgroupMatrixBench, ldsPatternBench, microtilesVariants, fp32TilesSweep, matrixVariants, readBandwidth, residentWorkgroupsExperiment];
+export const EXPERIMENTS: readonly Experiment[] = [subgroupMatrixBench, ldsPatternBench, microtilesVariants, fp32TilesSweep, matrixVariants, readBandwidth, dispatchFloor, residentWorkgroupsExperiment];
