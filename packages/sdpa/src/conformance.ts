@@ -131,7 +131,7 @@ export const GROUPS: { name: string; cases: Case[] }[] = [
     name: 'decode (d = 64): the query heads of a KV group together, keys split over workgroups',
     cases: [
       { name: 'one query row, GQA 4, 1000 keys', dims: { B: 2, Hq: 8, Hkv: 2, Lq: 1, Lk: 1000, d: 64 }, kernel: 'attention-decode' },
-      // 37 key ranges of the lane loop's 32-key steps (19 of 64 with f16 tensors): `combine` merges them in batches.
+      // 37 key ranges of the lane loop's 32-key steps (19 of 64 with f16 tensors): more than its merge loads at once (32).
       { name: 'one query row, GQA 4, 4700 keys: more key ranges than combine reads at once', dims: { B: 1, Hq: 4, Hkv: 1, Lq: 1, Lk: 4700, d: 64 }, kernel: 'attention-decode' },
       { name: 'four rows (speculative), GQA 8, causal, 301 keys', dims: { B: 1, Hq: 8, Hkv: 1, Lq: 4, Lk: 301, d: 64 }, options: { causal: true }, kernel: 'attention-decode' },
       { name: 'Lk = 2 under 4 rows, causal: rows that see nothing', dims: { B: 1, Hq: 2, Hkv: 2, Lq: 4, Lk: 2, d: 64 }, options: { causal: true }, kernel: 'attention-decode' },

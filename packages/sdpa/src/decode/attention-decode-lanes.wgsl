@@ -1,6 +1,6 @@
-// attention-decode's lane loop: the same problem, bindings, partial results and `combine` as the tile loop (`main`,
+// attention-decode's lane loop: the same problem, bindings and partial results as the tile loop (`main`,
 // attention-decode.wgsl, which the host puts before this file with `enable subgroups;` in front), without workgroup
-// memory or a barrier in the key loop.
+// memory or a barrier in the key loop, and its own merge of the key ranges (`combineLanes`, at the end).
 //
 // Changed from the tile loop (docs/decode.md has the measurements): there each tile of keys passes through workgroup
 // memory, and its scores, its softmax (one invocation per row) and its P̃·V_j run one after the other between
@@ -205,4 +205,60 @@ fn lanes(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
     }
     Opart[part * D4 + e % D4] = Qs[e];
   }
+}
+
+// `combine` for the lane loop: a cluster of CL lanes per vec4 of O, not one invocation. Lane l of the cluster loads
+// ranges l, l + CL, … (MERGE_PER_LANE of them at once, so at up to CL·MERGE_PER_LANE ranges every load is issued before
+// any is used: one wait on memory), merges them as `combine` merges a batch, and the cluster's lanes then merge their
+// sums by shuffles (each relative to its own maximum, moved to the larger). The grid is CL times `combine`'s, so the
+// merge spreads over more compute units. Past the last range, a lane's loads repeat it and count for nothing; past the
+// last vec4 of O, a cluster computes on the last one and writes nothing (every lane stays for the shuffles).
+const MERGE_PER_LANE: u32 = 4u;
+
+@compute @workgroup_size(CW)
+fn combineLanes(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u,
+                @builtin(local_invocation_index) t: u32) {
+  let vec4s = params.pairs * R * DV4;
+  let cluster = ((wid.y * nwg.x + wid.x) * CW + t) / CL;   // vec4 e of O: pair, row of the group, column col
+  let e = min(cluster, vec4s - 1u);
+  let l = t % CL;
+  let col = e % DV4;
+  let r = (e / DV4) % R;
+  let pair = e / DV4 / R;
+  let last = params.splits - 1u;
+  var M = LOWEST;
+  var total = 0.0;
+  var acc = vec4<f32>(0.0);
+  for (var s0 = 0u; s0 < params.splits; s0 += CL * MERGE_PER_LANE) {
+    var ml: array<vec2<f32>, MERGE_PER_LANE>;
+    var op: array<vec4<f32>, MERGE_PER_LANE>;
+    for (var u = 0u; u < MERGE_PER_LANE; u++) {
+      let part = (pair * params.splits + min(s0 + u * CL + l, last)) * R + r;
+      ml[u] = ML[params.headTerms + part];
+      op[u] = Opart[part * DV4 + col];
+    }
+    var Mb = M;
+    for (var u = 0u; u < MERGE_PER_LANE; u++) { Mb = max(Mb, ml[u].x); }
+    let moved = exp2(M - Mb);          // 0 from LOWEST; 1 while no range has seen a key
+    total *= moved;
+    acc *= moved;
+    for (var u = 0u; u < MERGE_PER_LANE; u++) {
+      let scale = select(0.0, exp2(ml[u].x - Mb), s0 + u * CL + l <= last);
+      total += scale * ml[u].y;
+      acc += scale * op[u];
+    }
+    M = Mb;
+  }
+  for (var off = 1u; off < CL; off *= 2u) {
+    let mo = subgroupShuffleXor(M, off);
+    let to = subgroupShuffleXor(total, off);
+    let ao = subgroupShuffleXor(acc, off);
+    let mNew = max(M, mo);
+    let a = exp2(M - mNew);            // 1 where both are LOWEST: their sums are 0
+    let ab = exp2(mo - mNew);
+    total = total * a + to * ab;
+    acc = acc * a + ao * ab;
+    M = mNew;
+  }
+  if (cluster < vec4s && l == 0u) { finishRow(pair, r, col, M, total, acc); }
 }

@@ -195,6 +195,11 @@ export interface DecodeKernel {
   destroy(): void;
 }
 
+/** The entry point that merges the key ranges: the lane loop's own, a cluster of lanes per vec4 of O, or `combine`. */
+const mergeEntry = (plan: DecodePlan): 'combine' | 'combineLanes' => (plan.loop === 'lanes' ? 'combineLanes' : 'combine');
+/** Invocations per vec4 of O in the merge. */
+const mergeLanes = (plan: DecodePlan): number => (plan.loop === 'lanes' ? LANE_CLUSTER : 1);
+
 /** Key ranges per (batch, KV head): enough workgroups to fill the GPU, each at least a few tiles. */
 function decodeSplits(pairs: number, tiles: number, target: number): number {
   return Math.max(1, Math.min(Math.ceil(target / pairs), Math.ceil(tiles / 4)));
@@ -214,7 +219,7 @@ export async function prepareDecodeKernel(gpu: GpuContext, problem: SdpaProblem,
   const bindings = kernelBindings(kernel.code);
   const layout = explicitLayout(gpu, bindings, 'attention-decode');
   const pipelines = await checked(gpu, `compiling attention-decode (${plan.summary}, d = ${d}, ${plan.dtype} tensors)`, () =>
-    computePipelines(gpu, kernel, [plan.loop, 'combine'], { ...plan.constants }, layout),
+    computePipelines(gpu, kernel, [plan.loop, mergeEntry(plan)], { ...plan.constants }, layout),
   );
   const owned = new OwnedBuffers(device);
   const runUniforms = new RunUniforms(device, owned, 'attention-decode', fields.length * 4);
@@ -246,8 +251,8 @@ export async function prepareDecodeKernel(gpu: GpuContext, problem: SdpaProblem,
       pass.setBindGroup(0, group);
       pass.setPipeline(pipelines[plan.loop]);
       pass.dispatchWorkgroups(...grid2d(gpu, pairs * splits));
-      pass.setPipeline(pipelines.combine);
-      pass.dispatchWorkgroups(...grid2d(gpu, Math.ceil((pairs * R * (dv / 4)) / COMBINE_WORKGROUP)));
+      pass.setPipeline(pipelines[mergeEntry(plan)]);
+      pass.dispatchWorkgroups(...grid2d(gpu, Math.ceil((pairs * R * (dv / 4) * mergeLanes(plan)) / COMBINE_WORKGROUP)));
       pass.end();
     },
     destroy() {

@@ -310,6 +310,12 @@ fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
     }
     M = Mb;
   }
+  finishRow(pair, r, col, M, total, acc);
+}
+
+// Row r of pair `pair`, vec4 `col` of O from the merged sums over the ranges (relative to the rows' maximum M), and the
+// row's log-sum-exp from its first vec4's invocation: for `combine` and the lane loop's `combineLanes`.
+fn finishRow(pair: u32, r: u32, col: u32, M: f32, total: f32, acc: vec4<f32>) {
   let seen = M > LOWEST;
   let b = pair / params.Hkv;
   let h = queryHead(pair % params.Hkv, r);
