@@ -140,7 +140,7 @@ const pkg = (name: string, dir: string, options: ProjectOptions = {}) =>
 const CONFORMANCE_FILE = /conformance[^\\/]*\.test\.ts$/;
 
 /** Files that start the GPU in their own process or a browser: on the software GPU, the long ones. */
-const GPU_FILE = /acquireNodeGpu|conformanceEnv|deviceOfItsOwn|nodeGpu\(|puppeteer/;
+const GPU_FILE = /acquireNodeGpu|conformanceEnv|deviceForGroup|deviceOfItsOwn|nodeGpu\(|puppeteer/;
 
 /**
  * Vitest's order (failed, then longest in the last run; on a fresh clone, which has no last run, the largest files
