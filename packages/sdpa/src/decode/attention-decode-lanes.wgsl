@@ -226,9 +226,7 @@ fn combineLanes(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg:
   let r = (e / DV4) % R;
   let pair = e / DV4 / R;
   let last = params.splits - 1u;
-  var M = LOWEST;
-  var total = 0.0;
-  var acc = vec4<f32>(0.0);
+  var sums = Sums(LOWEST, 0.0, vec4<f32>(0.0));
   for (var s0 = 0u; s0 < params.splits; s0 += CL * MERGE_PER_LANE) {
     var ml: array<vec2<f32>, MERGE_PER_LANE>;
     var op: array<vec4<f32>, MERGE_PER_LANE>;
@@ -237,28 +235,17 @@ fn combineLanes(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg:
       ml[u] = ML[params.headTerms + part];
       op[u] = Opart[part * DV4 + col];
     }
-    var Mb = M;
+    var Mb = sums.M;
     for (var u = 0u; u < MERGE_PER_LANE; u++) { Mb = max(Mb, ml[u].x); }
-    let moved = exp2(M - Mb);          // 0 from LOWEST; 1 while no range has seen a key
-    total *= moved;
-    acc *= moved;
-    for (var u = 0u; u < MERGE_PER_LANE; u++) {
-      let scale = select(0.0, exp2(ml[u].x - Mb), s0 + u * CL + l <= last);
-      total += scale * ml[u].y;
-      acc += scale * op[u];
-    }
-    M = Mb;
+    sums = movedTo(sums, Mb);
+    for (var u = 0u; u < MERGE_PER_LANE; u++) { sums = withRange(sums, ml[u], op[u], s0 + u * CL + l <= last); }
   }
   for (var off = 1u; off < CL; off *= 2u) {
-    let mo = subgroupShuffleXor(M, off);
-    let to = subgroupShuffleXor(total, off);
-    let ao = subgroupShuffleXor(acc, off);
-    let mNew = max(M, mo);
-    let a = exp2(M - mNew);            // 1 where both are LOWEST: their sums are 0
-    let ab = exp2(mo - mNew);
-    total = total * a + to * ab;
-    acc = acc * a + ao * ab;
-    M = mNew;
+    let other = Sums(subgroupShuffleXor(sums.M, off), subgroupShuffleXor(sums.total, off), subgroupShuffleXor(sums.acc, off));
+    let Mb = max(sums.M, other.M);
+    let mine = movedTo(sums, Mb);       // both 1 where both are LOWEST: their sums are 0
+    let theirs = movedTo(other, Mb);
+    sums = Sums(Mb, mine.total + theirs.total, mine.acc + theirs.acc);
   }
-  if (cluster < vec4s && l == 0u) { finishRow(pair, r, col, M, total, acc); }
+  if (cluster < vec4s && l == 0u) { finishRow(pair, r, col, sums); }
 }

@@ -300,9 +300,7 @@ fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
   // maxima before a pass for O: docs/decode.md has what each saved); then the running sums move to the batch's
   // maximum. Past the last range, the batch's loads repeat it and count for nothing.
   let last = params.splits - 1u;
-  var M = LOWEST;
-  var total = 0.0;
-  var acc = vec4<f32>(0.0);
+  var sums = Sums(LOWEST, 0.0, vec4<f32>(0.0));
   for (var s0 = 0u; s0 < params.splits; s0 += MERGE_BATCH) {
     var ml: array<vec2<f32>, MERGE_BATCH>;
     var op: array<vec4<f32>, MERGE_BATCH>;
@@ -311,24 +309,40 @@ fn combine(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3
       ml[u] = ML[params.headTerms + part];
       op[u] = Opart[part * DV4 + col];
     }
-    var Mb = M;
+    var Mb = sums.M;
     for (var u = 0u; u < MERGE_BATCH; u++) { Mb = max(Mb, ml[u].x); }
-    let moved = exp2(M - Mb);          // 0 from LOWEST; 1 while no range has seen a key
-    total *= moved;
-    acc *= moved;
-    for (var u = 0u; u < MERGE_BATCH; u++) {
-      let scale = select(0.0, exp2(ml[u].x - Mb), s0 + u <= last);
-      total += scale * ml[u].y;
-      acc += scale * op[u];
-    }
-    M = Mb;
+    sums = movedTo(sums, Mb);
+    for (var u = 0u; u < MERGE_BATCH; u++) { sums = withRange(sums, ml[u], op[u], s0 + u <= last); }
   }
-  finishRow(pair, r, col, M, total, acc);
+  finishRow(pair, r, col, sums);
 }
 
-// Row r of pair `pair`, vec4 `col` of O from the merged sums over the ranges (relative to the rows' maximum M), and the
-// row's log-sum-exp from its first vec4's invocation: for `combine` and the lane loop's `combineLanes`.
-fn finishRow(pair: u32, r: u32, col: u32, M: f32, total: f32, acc: vec4<f32>) {
+// A row's sums over the ranges merged so far, relative to their maximum M: ℓ = Σ 2^(m_s − M) ℓ_s and O = Σ 2^(m_s − M) O_s.
+struct Sums {
+  M: f32,
+  total: f32,
+  acc: vec4<f32>,
+}
+
+// The sums relative to a maximum Mb ≥ their M: times 2^(M − Mb), 0 from LOWEST, 1 while no range has seen a key.
+fn movedTo(sums: Sums, Mb: f32) -> Sums {
+  let moved = exp2(sums.M - Mb);
+  return Sums(Mb, sums.total * moved, sums.acc * moved);
+}
+
+// The sums with one range's m, ℓ (ml) and O (op) added, where `counts` (a range repeated past the last adds nothing);
+// its m is at most the sums' M.
+fn withRange(sums: Sums, ml: vec2<f32>, op: vec4<f32>, counts: bool) -> Sums {
+  let scale = select(0.0, exp2(ml.x - sums.M), counts);
+  return Sums(sums.M, sums.total + scale * ml.y, sums.acc + scale * op);
+}
+
+// Row r of pair `pair`, vec4 `col` of O from the sums over all its ranges, and the row's log-sum-exp from its first
+// vec4's invocation: for `combine` and the lane loop's `combineLanes`.
+fn finishRow(pair: u32, r: u32, col: u32, sums: Sums) {
+  let M = sums.M;
+  let total = sums.total;
+  let acc = sums.acc;
   let seen = M > LOWEST;
   let b = pair / params.Hkv;
   let h = queryHead(pair % params.Hkv, r);
@@ -575,9 +589,7 @@ fn combineLanes(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg:
   let r = (e / DV4) % R;
   let pair = e / DV4 / R;
   let last = params.splits - 1u;
-  var M = LOWEST;
-  var total = 0.0;
-  var acc = vec4<f32>(0.0);
+  var sums = Sums(LOWEST, 0.0, vec4<f32>(0.0));
   for (var s0 = 0u; s0 < params.splits; s0 += CL * MERGE_PER_LANE) {
     var ml: array<vec2<f32>, MERGE_PER_LANE>;
     var op: array<vec4<f32>, MERGE_PER_LANE>;
@@ -586,28 +598,17 @@ fn combineLanes(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg:
       ml[u] = ML[params.headTerms + part];
       op[u] = Opart[part * DV4 + col];
     }
-    var Mb = M;
+    var Mb = sums.M;
     for (var u = 0u; u < MERGE_PER_LANE; u++) { Mb = max(Mb, ml[u].x); }
-    let moved = exp2(M - Mb);          // 0 from LOWEST; 1 while no range has seen a key
-    total *= moved;
-    acc *= moved;
-    for (var u = 0u; u < MERGE_PER_LANE; u++) {
-      let scale = select(0.0, exp2(ml[u].x - Mb), s0 + u * CL + l <= last);
-      total += scale * ml[u].y;
-      acc += scale * op[u];
-    }
-    M = Mb;
+    sums = movedTo(sums, Mb);
+    for (var u = 0u; u < MERGE_PER_LANE; u++) { sums = withRange(sums, ml[u], op[u], s0 + u * CL + l <= last); }
   }
   for (var off = 1u; off < CL; off *= 2u) {
-    let mo = subgroupShuffleXor(M, off);
-    let to = subgroupShuffleXor(total, off);
-    let ao = subgroupShuffleXor(acc, off);
-    let mNew = max(M, mo);
-    let a = exp2(M - mNew);            // 1 where both are LOWEST: their sums are 0
-    let ab = exp2(mo - mNew);
-    total = total * a + to * ab;
-    acc = acc * a + ao * ab;
-    M = mNew;
+    let other = Sums(subgroupShuffleXor(sums.M, off), subgroupShuffleXor(sums.total, off), subgroupShuffleXor(sums.acc, off));
+    let Mb = max(sums.M, other.M);
+    let mine = movedTo(sums, Mb);       // both 1 where both are LOWEST: their sums are 0
+    let theirs = movedTo(other, Mb);
+    sums = Sums(Mb, mine.total + theirs.total, mine.acc + theirs.acc);
   }
-  if (cluster < vec4s && l == 0u) { finishRow(pair, r, col, M, total, acc); }
+  if (cluster < vec4s && l == 0u) { finishRow(pair, r, col, sums); }
 }
