@@ -9,7 +9,7 @@
  */
 import { atMost, positiveIntegers } from './args.js';
 import type { Experiment } from './experiment.js';
-import { assertCompiles, deviceWithAdapterLimits, grid, highPerformanceAdapter, NotHereError, storage } from './harness.js';
+import { assertCompiles, deviceWithAdapterLimits, grid, highPerformanceAdapter, NotHereError, passTimes, storage } from './harness.js';
 
 /** Calls per round, rounds per variant (the median of the rounds' means is printed, with the smallest and largest). */
 const CALLS = 200;
@@ -62,17 +62,8 @@ async function timeCalls(device: GPUDevice, group: GPUBindGroup, variant: Varian
       if (variant.passPerCall || call === CALLS - 1) pass?.end();
     }
   }
-  const resolved = device.createBuffer({ size: 16 * ROUNDS, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
-  const readable = device.createBuffer({ size: 16 * ROUNDS, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-  encoder.resolveQuerySet(querySet, 0, 2 * ROUNDS, resolved, 0);
-  encoder.copyBufferToBuffer(resolved, 0, readable, 0, 16 * ROUNDS);
-  device.queue.submit([encoder.finish()]);
-  await readable.mapAsync(GPUMapMode.READ);
-  const stamps = new BigUint64Array(readable.getMappedRange().slice(0));
-  readable.unmap();
   // The first round warms up; the rest, ms per call.
-  const perCall = Array.from({ length: ROUNDS - 1 }, (_, k) => Number((stamps[2 * k + 3] ?? 0n) - (stamps[2 * k + 2] ?? 0n)) / 1e6 / CALLS).sort((a, b) => a - b);
-  for (const buffer of [resolved, readable]) buffer.destroy();
+  const perCall = (await passTimes(device, querySet, ROUNDS, encoder)).map((ms) => ms / CALLS).sort((a, b) => a - b);
   querySet.destroy();
   return [perCall[Math.floor(perCall.length / 2)] as number, perCall[0] as number, perCall[perCall.length - 1] as number];
 }

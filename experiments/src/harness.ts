@@ -88,7 +88,7 @@ export const grid = (workgroups: number): [number, number] => [Math.min(workgrou
 export type Dispatch = readonly [GPUComputePipeline, GPUBindGroup, number];
 
 /** Milliseconds of each pass from resolved timestamps, the first run (the warm-up) left out. */
-async function passTimes(device: GPUDevice, querySet: GPUQuerySet, runs: number, encoder: GPUCommandEncoder, afterQueries?: (encoder: GPUCommandEncoder) => void): Promise<number[]> {
+export async function passTimes(device: GPUDevice, querySet: GPUQuerySet, runs: number, encoder: GPUCommandEncoder, afterQueries?: (encoder: GPUCommandEncoder) => void): Promise<number[]> {
   const resolved = device.createBuffer({ size: 16 * runs, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
   const readable = device.createBuffer({ size: 16 * runs, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
   encoder.resolveQuerySet(querySet, 0, 2 * runs, resolved, 0);
@@ -98,6 +98,8 @@ async function passTimes(device: GPUDevice, querySet: GPUQuerySet, runs: number,
   await readable.mapAsync(GPUMapMode.READ);
   const stamps = new BigUint64Array(readable.getMappedRange().slice(0));
   readable.unmap();
+  resolved.destroy();
+  readable.destroy();
   return Array.from({ length: runs - 1 }, (_, k) => Number((stamps[2 * k + 3] ?? 0n) - (stamps[2 * k + 2] ?? 0n)) / 1e6);
 }
 
