@@ -9,6 +9,7 @@ import { UsageError } from './args.js';
 import type { Experiment } from './experiment.js';
 import { highPerformanceAdapter, requireFeatures, storage, timeDispatches } from './harness.js';
 import { designKernel, loopDesigns } from './subgroup-matrix-designs.js';
+import { HEAD_KEYS, HEAD_SOURCE_BYTES, headDesignBytes, headDesignFlops, headDesignKernel, headDesigns } from './subgroup-matrix-heads.js';
 import { subgroupMatrixRuns, TILES, WORKGROUPS, type SubgroupMatrixRun } from './subgroup-matrix-kernels.js';
 
 /**
@@ -23,15 +24,43 @@ export function parseStrides(args: readonly string[]): number[] {
   return strides.length > 0 ? strides : [64, 72];
 }
 
+/** `heads [KEYS]`: the keys per query fragment, a multiple of 64 from 64 to 65536 (default HEAD_KEYS). */
+export function parseKeys(args: readonly string[]): number {
+  if (args.length === 0) return HEAD_KEYS;
+  const keys = Number(args[0]);
+  if (args.length > 1 || !(Number.isInteger(keys) && keys >= 64 && keys <= 65536 && keys % 64 === 0)) {
+    throw new UsageError(`heads ${args.join(' ')}: KEYS is one multiple of 64 from 64 to 65536`);
+  }
+  return keys;
+}
+
 /** Each dispatch: the first warms the GPU up, the other five are timed. */
 const REPEATS = 6;
 
-async function run(args: readonly string[], print: (line: string) => void): Promise<void> {
+/** A run with its own count of FLOPs, a storage buffer to read K/V tiles from, and its workgroup memory. */
+type Run = SubgroupMatrixRun & { flops?: number; source?: boolean; bytes?: number };
+
+/** The runs `args` ask for. */
+function runsFor(args: readonly string[]): Run[] {
   // `designs`: the loop designs past the round trip (subgroup-matrix-designs.ts), the same work as the runs below.
-  const runs: SubgroupMatrixRun[] =
-    args[0] === 'designs'
-      ? loopDesigns().map((design) => ({ label: design.label, code: designKernel(design), workgroups: design.workgroups }))
-      : subgroupMatrixRuns(parseStrides(args));
+  if (args[0] === 'designs') return loopDesigns().map((design) => ({ label: design.label, code: designKernel(design), workgroups: design.workgroups }));
+  // `heads`: attention-matrix's loop at d = 64-256 (subgroup-matrix-heads.ts).
+  if (args[0] === 'heads') {
+    const keys = parseKeys(args.slice(1));
+    return headDesigns().map((design) => ({
+      label: design.label,
+      code: headDesignKernel(design, keys),
+      workgroups: design.workgroups,
+      flops: headDesignFlops(design, keys),
+      source: design.stage,
+      bytes: headDesignBytes(design),
+    }));
+  }
+  return subgroupMatrixRuns(parseStrides(args));
+}
+
+async function run(args: readonly string[], print: (line: string) => void): Promise<void> {
+  const runs = runsFor(args);
   const adapter = await highPerformanceAdapter();
   const FEATURES: GPUFeatureName[] = ['shader-f16', 'subgroups', 'timestamp-query', SUBGROUP_MATRIX_FEATURE];
   requireFeatures(adapter, FEATURES);
@@ -43,7 +72,9 @@ async function run(args: readonly string[], print: (line: string) => void): Prom
     requiredLimits: { maxComputeWorkgroupStorageSize: adapter.limits.maxComputeWorkgroupStorageSize },
   });
   const out = storage(device, WORKGROUPS * 1024 * 4);
-  for (const { label, code, workgroups } of runs) {
+  const source = runs.some((r) => r.source) ? storage(device, HEAD_SOURCE_BYTES) : undefined;
+  const perUnit = (bytes: number): number => Math.floor(adapter.limits.maxComputeWorkgroupStorageSize / bytes);
+  for (const { label, code, workgroups, flops: runFlops, source: reads, bytes } of runs) {
     const module = device.createShaderModule({ code });
     const error = (await module.getCompilationInfo()).messages.find((m) => m.type === 'error');
     if (error) {
@@ -58,11 +89,14 @@ async function run(args: readonly string[], print: (line: string) => void): Prom
       print(`${label}: not run, ${(failure instanceof Error ? failure.message : String(failure)).split('\n')[0] ?? ''}`);
       continue;
     }
-    const group = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: out } }] });
+    const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: out } }];
+    if (reads && source) entries.push({ binding: 1, resource: { buffer: source } });
+    const group = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
     const ms = await timeDispatches(device, [[pipeline, group, workgroups]], REPEATS);
-    const flops = WORKGROUPS * TILES * 32 * 2 * 16 * 16 * 16; // i8: 16 of 16×16×32, the same count
+    const flops = runFlops ?? WORKGROUPS * TILES * 32 * 2 * 16 * 16 * 16; // i8: 16 of 16×16×32, the same count
     const best = Math.min(...ms);
-    print(`${label}: ${ms.map((x) => x.toFixed(2)).join(' ')} ms, best ${(flops / best / 1e9).toFixed(1)} TFLOP/s`);
+    const memory = bytes === undefined ? '' : `, ${bytes} B of workgroup memory (${perUnit(bytes)} per compute unit by it)`;
+    print(`${label}: ${ms.map((x) => x.toFixed(2)).join(' ')} ms, best ${(flops / best / 1e9).toFixed(1)} TFLOP/s${memory}`);
   }
   device.destroy();
 }
@@ -70,11 +104,12 @@ async function run(args: readonly string[], print: (line: string) => void): Prom
 export const subgroupMatrixBench: Experiment = {
   name: 'subgroup-matrix-bench',
   summary: 'what f16 and i8 subgroup matrices deliver in a FlashAttention-shaped loop',
-  usage: '[STRIDE ... | designs]',
+  usage: '[STRIDE ... | designs | heads [KEYS]]',
   page: 'docs/subgroup-matrix-bench.md',
   details: [
     'STRIDE: row stride of the f16 tiles in elements, a multiple of 8 from 64 (default 64 72)',
     'designs: the f16 loop designs past the softmax round trip (more query rows per subgroup, pipelined S/P, the bound without barriers)',
+    'heads: attention-matrix\'s f16 loop at d = 64-256 and designs around it at d = 128 (tiles staged or not, K and V side by side, 16-key tiles, part of O in workgroup memory, S_(j+1) before the softmax of tile j, bounds without the elementwise pass or the barriers); KEYS per 16 query rows, a multiple of 64 (default 8192)',
   ],
   run,
 };

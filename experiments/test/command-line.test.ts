@@ -9,7 +9,7 @@ import { NotHereError } from '../src/harness.js';
 import { parseMatrixVariantArgs } from '../src/matrix-variants.js';
 import { parseMicrotileArgs } from '../src/microtiles-variants.js';
 import { DEFAULT_SIZES, KERNEL_SIZES, parseResidentArgs } from '../src/resident-workgroups.js';
-import { parseStrides } from '../src/subgroup-matrix-bench.js';
+import { parseKeys, parseStrides } from '../src/subgroup-matrix-bench.js';
 
 function capture(): { out: string[]; err: string[]; output: { out: (l: string) => void; err: (l: string) => void } } {
   const out: string[] = [];
@@ -100,5 +100,10 @@ describe('parsers', () => {
     expect(parseStrides([])).toEqual([64, 72]);
     expect(parseStrides(['64', '80'])).toEqual([64, 80]);
     expect(() => parseStrides(['66'])).toThrow(UsageError);
+  });
+  it('subgroup-matrix-bench heads: keys per query fragment', () => {
+    expect(parseKeys([])).toBe(8192);
+    expect(parseKeys(['4096'])).toBe(4096);
+    for (const wrong of [['100'], ['0'], ['131072'], ['4096', '64'], ['x']]) expect(() => parseKeys(wrong), wrong.join(' ')).toThrow(UsageError);
   });
 });
