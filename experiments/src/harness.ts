@@ -119,6 +119,20 @@ function encodePasses(device: GPUDevice, dispatches: readonly Dispatch[], runs: 
   return { encoder, querySet };
 }
 
+/**
+ * Keeps the GPU busy with `dispatches` for at least `ms` of its own time (rounds of 6 passes, each read back before the
+ * next), so that its clock has left idle before a measurement: after seconds of shader compilation, a few dispatches
+ * otherwise run at the idle clock, 3-5× slower (docs/decode.md, "The slow mode: the GPU's clock"). Gives up after ten
+ * times `ms` of wall time.
+ */
+export async function warmUp(device: GPUDevice, dispatches: readonly Dispatch[], ms = 500): Promise<void> {
+  const start = performance.now();
+  let busy = 0;
+  while (busy < ms && performance.now() - start < 10 * ms) {
+    busy += (await timeDispatches(device, dispatches, 6)).reduce((sum, x) => sum + x, 0);
+  }
+}
+
 /** The ms of each of `runs` passes of `dispatches` after the first (a warm-up). */
 export async function timeDispatches(device: GPUDevice, dispatches: readonly Dispatch[], runs: number): Promise<number[]> {
   const { encoder, querySet } = encodePasses(device, dispatches, runs);

@@ -7,7 +7,7 @@
 import { SUBGROUP_MATRIX_FEATURE, type SubgroupMatrixConfig } from '@fa/core';
 import { UsageError } from './args.js';
 import type { Experiment } from './experiment.js';
-import { highPerformanceAdapter, requireFeatures, storage, timeDispatches } from './harness.js';
+import { highPerformanceAdapter, requireFeatures, storage, timeDispatches, warmUp } from './harness.js';
 import { designKernel, loopDesigns } from './subgroup-matrix-designs.js';
 import { HEAD_KEYS, HEAD_SOURCE_BYTES, headDesignBytes, headDesignFlops, headDesignKernel, headDesigns } from './subgroup-matrix-heads.js';
 import { subgroupMatrixRuns, TILES, WORKGROUPS, type SubgroupMatrixRun } from './subgroup-matrix-kernels.js';
@@ -34,7 +34,7 @@ export function parseKeys(args: readonly string[]): number {
   return keys;
 }
 
-/** Each dispatch: the first warms the GPU up, the other five are timed. */
+/** Each dispatch, after 500 ms of the GPU's time spent on it (warmUp): the first warms the caches, the other five are timed. */
 const REPEATS = 6;
 
 /** A run with its own count of FLOPs, a storage buffer to read K/V tiles from, and its workgroup memory. */
@@ -92,6 +92,7 @@ async function run(args: readonly string[], print: (line: string) => void): Prom
     const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: out } }];
     if (reads && source) entries.push({ binding: 1, resource: { buffer: source } });
     const group = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
+    await warmUp(device, [[pipeline, group, workgroups]]);
     const ms = await timeDispatches(device, [[pipeline, group, workgroups]], REPEATS);
     const flops = runFlops ?? WORKGROUPS * TILES * 32 * 2 * 16 * 16 * 16; // i8: 16 of 16×16×32, the same count
     const best = Math.min(...ms);

@@ -34,6 +34,7 @@ function moduleFor(d: number, dtype: TensorType): string {
 describe('attention-matrix on Dawn\'s shader compiler (null backend)', () => {
   const variants: [string, number, TensorType][] = [
     ['f16 tensors, d up to 128', 128, 'f16'],
+    ['f16 tensors, d up to 64 (O rescaled apart from the tile loop)', 64, 'f16'],
     ['f16 tensors, the wide-head variant (d above 128)', 256, 'f16'],
     ['f32 tensors (two parts)', 64, 'f32'],
   ];
@@ -43,6 +44,11 @@ describe('attention-matrix on Dawn\'s shader compiler (null backend)', () => {
       expect(await compileErrors(acquired.device, moduleFor(d, dtype))).toEqual([]);
     });
   }
+  it('rescales O apart from the tile loop with f16 tensors at d ≤ 64 only', () => {
+    expect(moduleFor(64, 'f16')).toContain('if (moved || flush) { break; }');
+    expect(moduleFor(64, 'f16').match(/if \(moved \|\| flush\) \{\n/g)).toBeNull();
+    for (const [d, dtype] of [[128, 'f16'], [256, 'f16'], [64, 'f32']] as const) expect(moduleFor(d, dtype)).not.toContain('resume');
+  });
   it('reports an error in a module with one broken line', async (context) => {
     if (!acquired.device) return context.skip(`no null backend: ${acquired.reason}`);
     const broken = moduleFor(256, 'f16').replace('fn getQ(f: ptr<function, QFragments>, n: u32) -> L', 'fn getQ(f: ptr<function, QFragments>, n: u32) -> A');

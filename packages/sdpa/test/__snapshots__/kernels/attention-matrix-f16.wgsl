@@ -1,4 +1,4 @@
-// 4 subgroups, 16-key tiles (V in K's place), f16 products, O flushed 16 columns at a time; override constants:
+// 4 subgroups, 16-key tiles (V in K's place), f16 products, O flushed 16 columns at a time, O rescaled apart from the tile loop; override constants:
 //   D = 64
 //   NSG = 4
 //   PARTS = 1
@@ -206,6 +206,12 @@ fn vVector(kvBase: u32, key0: u32, e: u32, Lk: u32) -> Packed {
   if (e >= TV || key >= Lk) { return Packed(); }
   return v[params.vStart + kvBase + key * params.kvRow + e % D4V];
 }
+// The same where the tile lies wholly before Lk, without the test: the loop reads a tile's vectors into `held` through
+// these where it can. With the mask's tests in a loop of their own (below), the test on each vector cost the H200 1%
+// at Llama's unmasked prefill and 2.5% at the BERT batch (docs/sdpa.md). A vector past the tile (e ≥ TV, `held`'s last
+// where WG does not divide TV) is read but never staged.
+fn kWhole(kvBase: u32, key0: u32, e: u32) -> Packed { return k[params.kStart + kvBase + (key0 + e / D4V) * params.kvRow + e % D4V]; }
+fn vWhole(kvBase: u32, key0: u32, e: u32) -> Packed { return v[params.vStart + kvBase + (key0 + e / D4V) * params.kvRow + e % D4V]; }
 
 // Where vector e of a K or V tile goes in KV (its first part).
 fn tileSlot(e: u32) -> u32 { return (e / D4V) * KS + 4u * (e % D4V); }
@@ -418,12 +424,24 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     for (var e = t; e < TV; e += WG) { put4(tileSlot(e), unpack(kVector(kvBase, key0, e, Lk)), KT); }
   }
 
-  for (var step = nBegin; step < nEnd; step++) {
+  // What a tile hands from its softmax to its P̃ V_j, outside the loop so that O's rescale can run apart from it.
+  var alpha = 1.0;
+  var more = false;
+  var nextKey0 = 0u;
+  var step = nBegin;
+  var resume = false;   // tile `step` has its P̃ and waits only for P̃ V_j (O just rescaled)
+  loop {
+  for (; step < nEnd; step++) {
+  if (!resume) {
     let key0 = tileAt(visited(step, nBegin, nEnd, reversed), jFirst, listStart) * BC;
     workgroupBarrier();  // K_j is in KV; every subgroup is done with V_(j−1) and P̃_(j−1) (and with Q_i's staging)
 
     // V_j read into the registers while S_j is computed.
-    for (var u = 0u; u < HOLD; u++) { held[u] = vVector(kvBase, key0, t + WG * u, Lk); }
+    if (key0 + BC <= Lk) {
+      for (var u = 0u; u < HOLD; u++) { held[u] = vWhole(kvBase, key0, t + WG * u); }
+    } else {
+      for (var u = 0u; u < HOLD; u++) { held[u] = vVector(kvBase, key0, t + WG * u, Lk); }
+    }
 
     // S = Q_i K_jᵀ for this subgroup's 16 rows (with PARTS = 2, the three products from the smallest up); the key
     // fragments' chains are interleaved so that each one's latency hides behind the others'.
@@ -452,11 +470,15 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     if (KV_TILES == 2u) { workgroupBarrier(); }  // S is in Sf and V_j in KV; every subgroup is done with K_j
 
     // K_(j+1) read into the registers while the softmax runs, written to KV after it.
-    let more = step + 1u < nEnd;
-    var nextKey0 = 0u;
+    more = step + 1u < nEnd;
+    nextKey0 = 0u;
     if (more) {
       nextKey0 = tileAt(visited(step + 1u, nBegin, nEnd, reversed), jFirst, listStart) * BC;
-      for (var u = 0u; u < HOLD; u++) { held[u] = kVector(kvBase, nextKey0, t + WG * u, Lk); }
+      if (nextKey0 + BC <= Lk) {
+        for (var u = 0u; u < HOLD; u++) { held[u] = kWhole(kvBase, nextKey0, t + WG * u); }
+      } else {
+        for (var u = 0u; u < HOLD; u++) { held[u] = kVector(kvBase, nextKey0, t + WG * u, Lk); }
+      }
     }
 
     // Online softmax of row r in f32, lazily, on the scores (scaled by scale·log2(e)): their maximum over both halves
@@ -476,16 +498,21 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       s4 *= sScale;
       // Softcap, then ALiBi: the head's slope times each key's distance from the row's bottom-right diagonal.
       if (TERMS == 1u) { s4 = scoreTerms(s4, rowQ, key0 + col, Lk, terms.x); }
-      if (checked) {
-        let j = key0 + col;
-        s4 = vec4<f32>(maskedScore(s4.x, bm, hq, rowQ, j, Lk), maskedScore(s4.y, bm, hq, rowQ, j + 1u, Lk),
-                       maskedScore(s4.z, bm, hq, rowQ, j + 2u, Lk), maskedScore(s4.w, bm, hq, rowQ, j + 3u, Lk));
-      }
       sv[x] = s4;
-      mx = max(mx, max(max(s4.x, s4.y), max(s4.z, s4.w)));
     }
+    // The exact tests in a loop of their own, so that the loop above reads its vectors without a branch between them:
+    // with the branch in it, Llama's prefills ran 8-10% slower on an H200 (docs/sdpa.md).
+    if (checked) {
+      for (var x = 0u; x < BC / 8u; x++) {
+        let j = key0 + 4u * (2u * ((x + rot) % (BC / 8u)) + h);
+        let s4 = sv[x];
+        sv[x] = vec4<f32>(maskedScore(s4.x, bm, hq, rowQ, j, Lk), maskedScore(s4.y, bm, hq, rowQ, j + 1u, Lk),
+                          maskedScore(s4.z, bm, hq, rowQ, j + 2u, Lk), maskedScore(s4.w, bm, hq, rowQ, j + 3u, Lk));
+      }
+    }
+    for (var x = 0u; x < BC / 8u; x++) { mx = max(mx, max(max(sv[x].x, sv[x].y), max(sv[x].z, sv[x].w))); }
     mx = max(mx, subgroupShuffleXor(mx, 1u));
-    var alpha = 1.0;
+    alpha = 1.0;
     if (mx > m + TAU) {
       alpha = exp2(m - mx);
       m = mx;
@@ -527,7 +554,31 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     // a flush, oRow = α · (oRow + o), as every FLUSH tiles, and o starts again from zero.
     let moved = workgroupUniformLoad(&shared4).z == step && step > nBegin;
     let flush = FLUSH > 0u && (moved || ((step - nBegin) % max(FLUSH, 1u) == 0u && step > nBegin));
-    if (moved || flush) {
+    if (moved || flush) { break; }   // O is rescaled below; the loop resumes at this P̃ V_j
+  }
+  resume = false;
+
+    // o += P̃ V_j (with PARTS = 2, the three products from the smallest up).
+    for (var c = 0u; c < NC; c++) {
+      let ph = subgroupMatrixLoad<L, row_major>(&P, 16u * team * PS + 16u * c, PS);
+      var pl = ph;
+      if (PARTS == 2u) { pl = subgroupMatrixLoad<L, row_major>(&P, PL + 16u * team * PS + 16u * c, PS); }
+      for (var n = 0u; n < KH; n++) {
+        let vh = subgroupMatrixLoad<R, row_major>(&KV, VT + 16u * c * KS + 16u * (KH * half + n), KS);
+        if (PARTS == 2u) {
+          let vl = subgroupMatrixLoad<R, row_major>(&KV, VT + KT + 16u * c * KS + 16u * (KH * half + n), KS);
+          setO(&o, n, subgroupMatrixMultiplyAccumulate(pl, vh, getO(&o, n)));
+          setO(&o, n, subgroupMatrixMultiplyAccumulate(ph, vl, getO(&o, n)));
+        }
+        setO(&o, n, subgroupMatrixMultiplyAccumulate(ph, vh, getO(&o, n)));
+      }
+    }
+    if (KV_TILES == 1u && more) {
+      workgroupBarrier();  // every subgroup is done with V_j: K_(j+1) takes its place
+      putNextK(t, kvBase, nextKey0, Lk, &held);
+    }
+  }
+  if (step >= nEnd) { break; }
       for (var n0 = 0u; n0 < KH; n0 += OW / 16u) {
         if (n0 > 0u) { workgroupBarrier(); }  // the last round is read
         for (var n = 0u; n < OW / 16u; n++) { subgroupMatrixStore<row_major>(&Sf, 16u * sg * SO + 16u * n, getO(&o, n0 + n), SO); }
@@ -551,27 +602,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
         }
       }
       if (FLUSH > 0u) { for (var n = 0u; n < KH; n++) { setO(&o, n, A()); } }
-    }
-
-    // o += P̃ V_j (with PARTS = 2, the three products from the smallest up).
-    for (var c = 0u; c < NC; c++) {
-      let ph = subgroupMatrixLoad<L, row_major>(&P, 16u * team * PS + 16u * c, PS);
-      var pl = ph;
-      if (PARTS == 2u) { pl = subgroupMatrixLoad<L, row_major>(&P, PL + 16u * team * PS + 16u * c, PS); }
-      for (var n = 0u; n < KH; n++) {
-        let vh = subgroupMatrixLoad<R, row_major>(&KV, VT + 16u * c * KS + 16u * (KH * half + n), KS);
-        if (PARTS == 2u) {
-          let vl = subgroupMatrixLoad<R, row_major>(&KV, VT + KT + 16u * c * KS + 16u * (KH * half + n), KS);
-          setO(&o, n, subgroupMatrixMultiplyAccumulate(pl, vh, getO(&o, n)));
-          setO(&o, n, subgroupMatrixMultiplyAccumulate(ph, vl, getO(&o, n)));
-        }
-        setO(&o, n, subgroupMatrixMultiplyAccumulate(ph, vh, getO(&o, n)));
-      }
-    }
-    if (KV_TILES == 1u && more) {
-      workgroupBarrier();  // every subgroup is done with V_j: K_(j+1) takes its place
-      putNextK(t, kvBase, nextKey0, Lk, &held);
-    }
+  resume = true;
   }
 
   // The row's O (o, plus oRow with FLUSH > 0) through the subgroup's Sf rows, OW columns a round, and ℓ_i over both
