@@ -206,12 +206,13 @@ fn vVector(kvBase: u32, key0: u32, e: u32, Lk: u32) -> Packed {
   if (e >= TV || key >= Lk) { return Packed(); }
   return v[params.vStart + kvBase + key * params.kvRow + e % D4V];
 }
-// The same where the tile lies wholly before Lk, without the test: the loop reads a tile's vectors into `held` through
-// these where it can. With the mask's tests in a loop of their own (below), the test on each vector cost the H200 1%
-// at Llama's unmasked prefill and 2.5% at the BERT batch (docs/sdpa.md). A vector past the tile (e ≥ TV, `held`'s last
-// where WG does not divide TV) is read but never staged.
+// The same without the test, where the tile lies wholly before Lk and `held` holds none past it (WG divides TV, so
+// that e < TV): the loop reads a tile's vectors into `held` through these where it can (`whole`). With the mask's tests
+// in a loop of their own (below), the test on each vector cost the H200 1% at Llama's unmasked prefill and 2.5% at the
+// BERT batch (docs/sdpa.md).
 fn kWhole(kvBase: u32, key0: u32, e: u32) -> Packed { return k[params.kStart + kvBase + (key0 + e / D4V) * params.kvRow + e % D4V]; }
 fn vWhole(kvBase: u32, key0: u32, e: u32) -> Packed { return v[params.vStart + kvBase + (key0 + e / D4V) * params.kvRow + e % D4V]; }
+fn whole(key0: u32, Lk: u32) -> bool { return TV % WG == 0u && key0 + BC <= Lk; }
 
 // Where vector e of a K or V tile goes in KV (its first part).
 fn tileSlot(e: u32) -> u32 { return (e / D4V) * KS + 4u * (e % D4V); }
@@ -437,7 +438,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     workgroupBarrier();  // K_j is in KV; every subgroup is done with V_(j−1) and P̃_(j−1) (and with Q_i's staging)
 
     // V_j read into the registers while S_j is computed.
-    if (key0 + BC <= Lk) {
+    if (whole(key0, Lk)) {
       for (var u = 0u; u < HOLD; u++) { held[u] = vWhole(kvBase, key0, t + WG * u); }
     } else {
       for (var u = 0u; u < HOLD; u++) { held[u] = vVector(kvBase, key0, t + WG * u, Lk); }
@@ -474,7 +475,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     nextKey0 = 0u;
     if (more) {
       nextKey0 = tileAt(visited(step + 1u, nBegin, nEnd, reversed), jFirst, listStart) * BC;
-      if (nextKey0 + BC <= Lk) {
+      if (whole(nextKey0, Lk)) {
         for (var u = 0u; u < HOLD; u++) { held[u] = kWhole(kvBase, nextKey0, t + WG * u); }
       } else {
         for (var u = 0u; u < HOLD; u++) { held[u] = kVector(kvBase, nextKey0, t + WG * u, Lk); }
