@@ -4,18 +4,10 @@
  * declare the workgroup memory the runner reports, and a broken one must not compile, so that the check can fail.
  */
 import { describe, expect, it } from 'vitest';
-import { nullBackendDevice } from '@fa/core/node';
+import { nullBackendDevice, shaderCompileErrors as compileErrors } from '@fa/core/node';
 import { headDesignBytes, headDesignKernel, headDesignProblem, headDesigns, type HeadDesign } from '../src/subgroup-matrix-heads.js';
 
 const acquired = await nullBackendDevice();
-
-async function compileErrors(device: GPUDevice, code: string): Promise<string[]> {
-  device.pushErrorScope('validation');
-  const module = device.createShaderModule({ code });
-  const { messages } = await module.getCompilationInfo();
-  await device.popErrorScope();
-  return messages.filter(({ type }) => type === 'error').map(({ lineNum, message }) => `line ${lineNum}: ${message.split('\n')[0]}`);
-}
 
 /** The bytes of the `var<workgroup>` arrays a kernel declares. */
 function declaredBytes(code: string): number {

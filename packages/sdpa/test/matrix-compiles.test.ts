@@ -7,21 +7,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { sdpaProblem, type SdpaDims } from '@fa/core';
-import { nullBackendDevice } from '@fa/core/node';
+import { nullBackendDevice, shaderCompileErrors as compileErrors } from '@fa/core/node';
 import type { TensorType } from '../src/kernel-support.js';
 import { matrixPlan } from '../src/matrix/attention-matrix.js';
 import { H100_LIKE } from './h100-like.js';
 
 const acquired = await nullBackendDevice();
-
-/** The compiler's errors on `code`, one line each. */
-async function compileErrors(device: GPUDevice, code: string): Promise<string[]> {
-  device.pushErrorScope('validation');
-  const module = device.createShaderModule({ code });
-  const { messages } = await module.getCompilationInfo();
-  await device.popErrorScope();
-  return messages.filter(({ type }) => type === 'error').map(({ lineNum, message }) => `line ${lineNum}: ${message.split('\n')[0]}`);
-}
 
 /** The module the host hands Dawn for a causal prefill of head size d. */
 function moduleFor(d: number, dtype: TensorType): string {

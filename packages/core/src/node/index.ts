@@ -120,6 +120,15 @@ export async function nullBackendDevice(): Promise<{ device: GPUDevice; reason?:
   return { device: await adapter.requestDevice({ requiredFeatures: wanted }) };
 }
 
+/** The errors Dawn's shader compiler reports for `code` on `device` (the null backend's, say), one line each. */
+export async function shaderCompileErrors(device: GPUDevice, code: string): Promise<string[]> {
+  device.pushErrorScope('validation');
+  const module = device.createShaderModule({ code });
+  const { messages } = await module.getCompilationInfo();
+  await device.popErrorScope();
+  return messages.filter(({ type }) => type === 'error').map(({ lineNum, message }) => `line ${lineNum}: ${message.split('\n')[0]}`);
+}
+
 /** Milliseconds of each step of starting the GPU: loading Dawn, the instance and adapter, the device. */
 export interface GpuStartTimes {
   loadMs: number;
