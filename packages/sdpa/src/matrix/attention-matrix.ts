@@ -245,11 +245,12 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   const { KV_TILES, NSG, OW, bytes } = tuning?.matrixKvTiles !== undefined ? layout(tuning.matrixKvTiles) : chooseKvTiles(layout(2), layout(1), limit);
   if (bytes > limit) return `d = ${d} needs ${bytes} bytes of workgroup memory, over this GPU's ${limit}`;
   const BR = (16 * NSG) / HALVES;
+  const apart = d <= 64 && PARTS === 1;   // O rescaled apart from the tile loop (RESCALE_APART_KERNEL)
   const blocks = problem.blockMask;
   const blockTiles = blocks !== undefined && blocks.rows % BR === 0 && blocks.keys % BC === 0;
   return {
     id: 'attention-matrix',
-    kernel: forTensorType(HALVES === 2 ? TEAM_KERNEL : dh > 128 ? WIDE_HEAD_KERNEL : d <= 64 && PARTS === 1 ? RESCALE_APART_KERNEL : ATTENTION_MATRIX_KERNEL, dtype),
+    kernel: forTensorType(HALVES === 2 ? TEAM_KERNEL : dh > 128 ? WIDE_HEAD_KERNEL : apart ? RESCALE_APART_KERNEL : ATTENTION_MATRIX_KERNEL, dtype),
     dtype,
     // TERMS only where softcap, ALiBi or sinks are given, so that the plain kernel's constants stay as they were.
     constants: { D: d, NSG, PARTS, OW, BC, FLUSH, CW: COMBINE_WORKGROUP, ...(KV_TILES === 1 ? { KV_TILES } : {}), ...(HALVES === 2 ? { HALVES } : {}), ...(terms ? { TERMS: 1 } : {}) },
@@ -257,6 +258,6 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
     BR,
     BC,
     workgroupBytes: bytes,
-    summary: `${NSG} subgroups${HALVES === 2 ? ' (two per 16 rows, each with half of d)' : ''}, ${BC}-key tiles${KV_TILES === 1 ? ' (V in K\'s place)' : ''}, ${PARTS === 1 ? 'f16 products' : 'high and low f16 parts'}${OW < d ? `, O flushed ${OW} columns at a time` : ''}${d <= 64 && PARTS === 1 && HALVES === 1 ? ', O rescaled apart from the tile loop' : ''}`,
+    summary: `${NSG} subgroups${HALVES === 2 ? ' (two per 16 rows, each with half of d)' : ''}, ${BC}-key tiles${KV_TILES === 1 ? ' (V in K\'s place)' : ''}, ${PARTS === 1 ? 'f16 products' : 'high and low f16 parts'}${OW < d ? `, O flushed ${OW} columns at a time` : ''}${apart ? ', O rescaled apart from the tile loop' : ''}`,
   };
 }

@@ -195,24 +195,22 @@ fn tileAt(n: u32, jFirst: u32, listStart: u32) -> u32 {
   return jFirst + n;
 }
 
-// Vector e (row e / D4V) of the K or V tile that starts at key0, zero past the batch's Lk keys (or past the tile).
-fn kVector(kvBase: u32, key0: u32, e: u32, Lk: u32) -> Packed {
-  let key = key0 + e / D4V;
-  if (e >= TV || key >= Lk) { return Packed(); }
-  return k[params.kStart + kvBase + key * params.kvRow + e % D4V];
-}
-fn vVector(kvBase: u32, key0: u32, e: u32, Lk: u32) -> Packed {
-  let key = key0 + e / D4V;
-  if (e >= TV || key >= Lk) { return Packed(); }
-  return v[params.vStart + kvBase + key * params.kvRow + e % D4V];
-}
-// The same without the test, where the tile lies wholly before Lk and `held` holds none past it (WG divides TV, so
-// that e < TV): the loop reads a tile's vectors into `held` through these where it can (`whole`). With the mask's tests
-// in a loop of their own (below), the test on each vector cost the H200 1% at Llama's unmasked prefill and 2.5% at the
-// BERT batch (docs/sdpa.md).
+// Vector e (row e / D4V) of the K or V tile that starts at key0, without a test: for a vector in the tile and before
+// Lk. The loop reads a tile's vectors into `held` through these where the whole tile lies before Lk and `held` holds
+// none past it (`whole`: WG divides TV, so that e < TV). With the mask's tests in a loop of their own (below), the
+// test on each vector cost the H200 1% at Llama's unmasked prefill and 2.5% at the BERT batch (docs/sdpa.md).
 fn kWhole(kvBase: u32, key0: u32, e: u32) -> Packed { return k[params.kStart + kvBase + (key0 + e / D4V) * params.kvRow + e % D4V]; }
 fn vWhole(kvBase: u32, key0: u32, e: u32) -> Packed { return v[params.vStart + kvBase + (key0 + e / D4V) * params.kvRow + e % D4V]; }
 fn whole(key0: u32, Lk: u32) -> bool { return TV % WG == 0u && key0 + BC <= Lk; }
+// The same with the test: zero past the batch's Lk keys (or past the tile).
+fn kVector(kvBase: u32, key0: u32, e: u32, Lk: u32) -> Packed {
+  if (e >= TV || key0 + e / D4V >= Lk) { return Packed(); }
+  return kWhole(kvBase, key0, e);
+}
+fn vVector(kvBase: u32, key0: u32, e: u32, Lk: u32) -> Packed {
+  if (e >= TV || key0 + e / D4V >= Lk) { return Packed(); }
+  return vWhole(kvBase, key0, e);
+}
 
 // Where vector e of a K or V tile goes in KV (its first part).
 fn tileSlot(e: u32) -> u32 { return (e / D4V) * KS + 4u * (e % D4V); }
