@@ -99,17 +99,19 @@ const TEAM_KERNEL = kernelVariant('team', 'two subgroups per 16 rows', [
 ]);
 
 /**
- * The kernel with O's rescale apart from the tile loop, for f16 tensors at d ≤ 64: the loop runs the tiles until one
- * needs O rescaled first (some row's m_i moved past TAU, which is rare) and breaks out; below it, O is rescaled and the
- * loop resumes at that tile's P̃ V_j. With no rescale in the loop the compiler schedules each tile as if there were
- * none: on an H200 the f16 BERT batch ran 0.299 → 0.270 ms and the gpt-oss-shaped prefill with sinks 1.59 → 1.27,
- * while Llama's d = 128 prefills ran 3-4% slower and Gemma's d = 256 3% (docs/sdpa.md), so those keep the rescale in
- * the loop. f32 tensors (two parts, flushed every few tiles) keep it too: not measured. Made once, from the kernel's
- * text: its rescale block moves below the loop.
+ * The kernel with O's rescale apart from the tile loop, for f16 tensors where one subgroup holds d ≤ 128: the loop
+ * runs the tiles until one needs O rescaled first (some row's m_i moved past TAU, which is rare) and breaks out before
+ * its P̃ V_j; below the loop, O is rescaled, that tile's P̃ V_j (and K_(j+1)'s staging) runs from a second copy of its
+ * text, and the loop goes on at the next tile. With no rescale in the loop the compiler schedules each tile as if
+ * there were none. On an H200 a first form, which went back into the loop for that P̃ V_j behind a flag, ran the f16
+ * BERT batch 0.299 → 0.270 ms but Llama's d = 128 prefills 3-4% slower; this one ran the BERT batch 0.275 → 0.258 ms
+ * against the first, the gpt-oss-shaped prefill with sinks 1.28 → 1.19, and Llama's d = 128 prefills 0.3-0.6% faster
+ * than the rescale in the loop (docs/sdpa.md). The teams and the wide-head variant (d above 128) and f32 tensors (two
+ * parts, flushed every few tiles) keep the rescale in the loop: not measured. Made once, from the kernel's text.
  */
 const RESCALE_OPENS = '    if (moved || flush) {\n';
 const PRODUCTS_OPEN = '\n    // o += P̃ V_j';
-const LOOP_ENDS = '    }\n  }\n\n  // The row\'s O (o, plus oRow';
+const LOOP_ENDS = '    }\n    key0 = nextKey0;\n  }\n\n  // The row\'s O (o, plus oRow';
 function rescaleApart(): KernelSource {
   const { code } = ATTENTION_MATRIX_KERNEL;
   const from = code.indexOf(RESCALE_OPENS);
@@ -117,20 +119,27 @@ function rescaleApart(): KernelSource {
   if (from < 0 || to < 0) throw new Error('attention-matrix.wgsl lacks its rescale block as written; the rescale-apart variant cannot be made');
   const block = code.slice(from, to);
   const body = block.slice(RESCALE_OPENS.length, block.lastIndexOf('    }\n'));
+  const ends = code.indexOf(LOOP_ENDS, to);
+  if (ends < 0) throw new Error('attention-matrix.wgsl lacks its tile loop\'s end as written; the rescale-apart variant cannot be made');
+  // The tile's P̃ V_j (and K_(j+1)'s staging with one K/V tile) to the loop's end: written again below the rescale.
+  const tail = `${code.slice(to, ends)}    }\n    key0 = nextKey0;\n`;
   return kernelVariant('rescale-apart', 'O rescaled apart from the tile loop', [
     {
       text: '  for (var step = nBegin; step < nEnd; step++) {\n',
       replacement:
         '  // What a tile hands from its softmax to its P̃ V_j, outside the loop so that O\'s rescale can run apart from it.\n' +
         '  var alpha = 1.0;\n  var more = false;\n  var nextKey0 = 0u;\n' +
-        '  var step = nBegin;\n  var resume = false;   // tile `step` has its P̃ and waits only for P̃ V_j (O just rescaled)\n' +
-        '  loop {\n  for (; step < nEnd; step++) {\n  if (!resume) {\n',
+        '  var step = nBegin;\n  loop {\n  for (; step < nEnd; step++) {\n',
       what: 'its tile loop',
     },
     { text: '    let more = step + 1u < nEnd;\n    var nextKey0 = 0u;\n', replacement: '    more = step + 1u < nEnd;\n    nextKey0 = 0u;\n', what: 'its next tile' },
     { text: '    var alpha = 1.0;\n', replacement: '    alpha = 1.0;\n', what: 'its α' },
-    { text: block, replacement: '    if (moved || flush) { break; }   // O is rescaled below; the loop resumes at this P̃ V_j\n  }\n  resume = false;\n', what: 'its rescale block' },
-    { text: LOOP_ENDS, replacement: `    }\n  }\n  if (step >= nEnd) { break; }\n${body}  resume = true;\n  }\n\n  // The row's O (o, plus oRow`, what: 'its loop\'s end' },
+    { text: block, replacement: '    if (moved || flush) { break; }   // O is rescaled below the loop, then this tile\'s P̃ V_j added there\n', what: 'its rescale block' },
+    {
+      text: LOOP_ENDS,
+      replacement: `    }\n    key0 = nextKey0;\n  }\n  if (step >= nEnd) { break; }\n  // Tile \`step\` needs O rescaled before its P̃ V_j: the rescale, then the rest of the tile, then the loop again.\n${body}${tail}  step++;\n  }\n\n  // The row's O (o, plus oRow`,
+      what: 'its loop\'s end',
+    },
   ]);
 }
 const RESCALE_APART_KERNEL = rescaleApart();
@@ -186,6 +195,21 @@ interface MatrixLayout {
 function chooseKvTiles(two: MatrixLayout, one: MatrixLayout, limit: number): MatrixLayout {
   const resident = ({ NSG, bytes }: MatrixLayout): number => NSG * Math.floor(limit / bytes);
   return resident(one) > resident(two) ? one : two;
+}
+
+/**
+ * Which exact tests the kernel compiles for the tiles that need them (its EXACT): 0 where no tile can need one (no
+ * mask, no cache lengths, Lk a multiple of BC, and a band that shows every row every key: left ≥ Lk − 1 and right ≥
+ * Lq − 1 from the diagonal i + Lk − Lq), 1 where only the band and Lk are tested (no element mask and no block mask
+ * read per element), else 2 (maskedScore). The tests' code, never run, slowed Llama's unmasked f16 prefill 1% on an
+ * H200, and the band's own test ran its causal prefill 2.5% faster than maskedScore (docs/sdpa.md).
+ */
+export function exactTests(problem: SdpaProblem, BC: number, blockTiles: boolean): 0 | 1 | 2 {
+  const { Lq, Lk } = problem.dims;
+  const perElement = problem.mask !== undefined || (problem.blockMask !== undefined && !blockTiles);
+  if (perElement) return 2;
+  const everyKey = problem.left >= Lk - 1 && problem.right >= Lq - 1;
+  return problem.blockMask === undefined && problem.cacheLengths === undefined && Lk % BC === 0 && everyKey ? 0 : 1;
 }
 
 /**
@@ -245,7 +269,7 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   const { KV_TILES, NSG, OW, bytes } = tuning?.matrixKvTiles !== undefined ? layout(tuning.matrixKvTiles) : chooseKvTiles(layout(2), layout(1), limit);
   if (bytes > limit) return `d = ${d} needs ${bytes} bytes of workgroup memory, over this GPU's ${limit}`;
   const BR = (16 * NSG) / HALVES;
-  const apart = d <= 64 && PARTS === 1;   // O rescaled apart from the tile loop (RESCALE_APART_KERNEL)
+  const apart = PARTS === 1 && HALVES === 1 && dh <= 128;   // O rescaled apart from the tile loop (RESCALE_APART_KERNEL)
   const blocks = problem.blockMask;
   const blockTiles = blocks !== undefined && blocks.rows % BR === 0 && blocks.keys % BC === 0;
   return {
@@ -253,7 +277,7 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
     kernel: forTensorType(HALVES === 2 ? TEAM_KERNEL : dh > 128 ? WIDE_HEAD_KERNEL : apart ? RESCALE_APART_KERNEL : ATTENTION_MATRIX_KERNEL, dtype),
     dtype,
     // TERMS only where softcap, ALiBi or sinks are given, so that the plain kernel's constants stay as they were.
-    constants: { D: d, NSG, PARTS, OW, BC, FLUSH, CW: COMBINE_WORKGROUP, ...(KV_TILES === 1 ? { KV_TILES } : {}), ...(HALVES === 2 ? { HALVES } : {}), ...(terms ? { TERMS: 1 } : {}) },
+    constants: { D: d, NSG, PARTS, OW, BC, FLUSH, CW: COMBINE_WORKGROUP, EXACT: exactTests(problem, BC, blockTiles), ...(KV_TILES === 1 ? { KV_TILES } : {}), ...(HALVES === 2 ? { HALVES } : {}), ...(terms ? { TERMS: 1 } : {}) },
     switches: { mask: problem.mask ? 1 : 0, blocks: blocks ? 1 : 0, blockTiles: blockTiles ? 1 : 0, writeLse: lse ? 1 : 0, cached: problem.cacheLengths ? 1 : 0, ...scoreTermSwitches(problem) },
     BR,
     BC,

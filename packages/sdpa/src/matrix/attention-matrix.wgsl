@@ -71,6 +71,11 @@ override HALVES: u32 = 1u;  // subgroups per 16 query rows. 1: each holds all of
                             // softmax, each writes the team's P̃ for half of the keys, and ℓ is summed at the end
                             // (the host's team variant: teamRowSum)
 
+override EXACT: u32 = 2u;  // the exact tests of the tiles that need them (`checked`): 2 each score through maskedScore;
+                           // 1 the row's band only (no element mask, no block mask read per element); 0 none, where the
+                           // host has proved that no tile needs them (no mask, a band wider than the shape, Lk a
+                           // multiple of BC): their code, even never run, slowed Llama's unmasked prefill 1% (docs/sdpa.md)
+
 const BC_MAX: u32 = 64u;  // most keys per tile
 // The register arrays' sizes, for d up to 128; the host's wide-head variant (d up to 256) replaces these two lines, so
 // that the arrays of the common head sizes stay their size (larger ones slow d = 64: docs/sdpa.md).
@@ -183,6 +188,13 @@ fn tileAt(n: u32, jFirst: u32, listStart: u32) -> u32 {
 fn kWhole(kvBase: u32, key0: u32, e: u32) -> Packed { return k[params.kStart + kvBase + (key0 + e / D4V) * params.kvRow + e % D4V]; }
 fn vWhole(kvBase: u32, key0: u32, e: u32) -> Packed { return v[params.vStart + kvBase + (key0 + e / D4V) * params.kvRow + e % D4V]; }
 fn whole(key0: u32, Lk: u32) -> bool { return TV % WG == 0u && key0 + BC <= Lk; }
+// Where WG is a multiple of D4V, invocation t's vector u of a tile (e = t + WG·u) sits in the tile's row t / D4V +
+// u·(WG / D4V), column t % D4V: its address is the invocation's first (`lane`, from laneOf) plus u steps of
+// `stride` (strideOf), one add per vector instead of kWhole's multiply by the row stride. Reading whole tiles this way
+// ran Llama's d = 128 prefills 2-4% faster on an H200 (docs/sdpa.md).
+override STRIDED: bool = WG % D4V == 0u;
+fn laneOf(start: u32, kvBase: u32, t: u32) -> u32 { return start + kvBase + (t / D4V) * params.kvRow + t % D4V; }
+fn strideOf() -> u32 { return (WG / max(D4V, 1u)) * params.kvRow; }
 // The same with the test: zero past the batch's Lk keys (or past the tile).
 fn kVector(kvBase: u32, key0: u32, e: u32, Lk: u32) -> Packed {
   if (e >= TV || key0 + e / D4V >= Lk) { return Packed(); }
@@ -385,7 +397,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   let rot = r / 4u;
   let rowQ = i * BR + 16u * team + r;   // the query row
   let sBase = 16u * sg * SO + r * SO;   // row r of this subgroup's S tile (and of O, when it passes through)
-  let sOther = 16u * (sg ^ 1u) * SO + r * SO;   // with HALVES = 2, the same row of its teammate's S tile
+  let sOther = 16u * (sg ^ 1u) * SO + r * SO;
+  // The keys row rowQ sees where no mask is read per element (EXACT = 1): its band, before Lk.
+  let rowFirstKey = bandFirst(rowQ, Lk);
+  let rowLastKey = min(bandLast(rowQ, Lk), i32(Lk) - 1);   // with HALVES = 2, the same row of its teammate's S tile
   let pBase = 16u * team * PS + r * PS;   // row r of the team's P̃ tiles (each member writes half of its keys)
   var m = LOWEST;                       // the row's m_i (base 2): moves only past m_i + TAU
   var l = 0.0;                          // this invocation's half of the row's running sum
@@ -398,18 +413,24 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   // after it, and K_(j+1) is read before the softmax and written after it (with KV_TILES = 1, after P̃ V_j, into V_j's
   // place): each read's latency hides behind other work.
   var held: array<Packed, HOLD_MAX>;   // this invocation's vec4s of the V or K tile it is staging
+  var key0 = 0u;                       // the tile's first key: the next tile's, carried from the step before
+  let kLane = laneOf(params.kStart, kvBase, t);   // the whole tiles' reads (STRIDED)
+  let vLane = laneOf(params.vStart, kvBase, t);
+  let stride = strideOf();
   workgroupBarrier();  // every subgroup has its Q fragments; KV takes the key tiles
   if (nBegin < nEnd) {
-    let key0 = tileAt(visited(nBegin, nBegin, nEnd, reversed), jFirst, listStart) * BC;
+    key0 = tileAt(visited(nBegin, nBegin, nEnd, reversed), jFirst, listStart) * BC;
     for (var e = t; e < TV; e += WG) { put4(tileSlot(e), unpack(kVector(kvBase, key0, e, Lk)), KT); }
   }
 
   for (var step = nBegin; step < nEnd; step++) {
-    let key0 = tileAt(visited(step, nBegin, nEnd, reversed), jFirst, listStart) * BC;
     workgroupBarrier();  // K_j is in KV; every subgroup is done with V_(j−1) and P̃_(j−1) (and with Q_i's staging)
 
     // V_j read into the registers while S_j is computed.
-    if (whole(key0, Lk)) {
+    if (whole(key0, Lk) && STRIDED) {
+      let at = vLane + key0 * params.kvRow;
+      for (var u = 0u; u < HOLD; u++) { held[u] = v[at + u * stride]; }
+    } else if (whole(key0, Lk)) {
       for (var u = 0u; u < HOLD; u++) { held[u] = vWhole(kvBase, key0, t + WG * u); }
     } else {
       for (var u = 0u; u < HOLD; u++) { held[u] = vVector(kvBase, key0, t + WG * u, Lk); }
@@ -446,7 +467,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     var nextKey0 = 0u;
     if (more) {
       nextKey0 = tileAt(visited(step + 1u, nBegin, nEnd, reversed), jFirst, listStart) * BC;
-      if (whole(nextKey0, Lk)) {
+      if (whole(nextKey0, Lk) && STRIDED) {
+        let at = kLane + nextKey0 * params.kvRow;
+        for (var u = 0u; u < HOLD; u++) { held[u] = k[at + u * stride]; }
+      } else if (whole(nextKey0, Lk)) {
         for (var u = 0u; u < HOLD; u++) { held[u] = kWhole(kvBase, nextKey0, t + WG * u); }
       } else {
         for (var u = 0u; u < HOLD; u++) { held[u] = kVector(kvBase, nextKey0, t + WG * u, Lk); }
@@ -474,7 +498,15 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
     }
     // The exact tests in a loop of their own, so that the loop above reads its vectors without a branch between them:
     // with the branch in it, Llama's prefills ran 8-10% slower on an H200 (docs/sdpa.md).
-    if (checked) {
+    // With EXACT = 1 (no element mask, no block mask read per element) the test is the row's band: four compares a
+    // vector against the row's first and last key, found once (causal Llama's prefill 2.5% faster on an H200 than
+    // through maskedScore: docs/sdpa.md).
+    if (EXACT == 1u && checked) {
+      for (var x = 0u; x < BC / 8u; x++) {
+        let j = vec4<i32>(i32(key0 + 4u * (2u * ((x + rot) % (BC / 8u)) + h))) + vec4<i32>(0, 1, 2, 3);
+        sv[x] = select(vec4<f32>(LOWEST), sv[x], (j >= vec4<i32>(rowFirstKey)) & (j <= vec4<i32>(rowLastKey)));
+      }
+    } else if (EXACT == 2u && checked) {
       for (var x = 0u; x < BC / 8u; x++) {
         let j = key0 + 4u * (2u * ((x + rot) % (BC / 8u)) + h);
         let s4 = sv[x];
@@ -571,6 +603,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
       workgroupBarrier();  // every subgroup is done with V_j: K_(j+1) takes its place
       putNextK(t, kvBase, nextKey0, Lk, &held);
     }
+    key0 = nextKey0;
   }
 
   // The row's O (o, plus oRow with FLUSH > 0) through the subgroup's Sf rows, OW columns a round, and ℓ_i over both
