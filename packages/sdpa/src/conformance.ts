@@ -171,6 +171,12 @@ export const GROUPS: { name: string; cases: Case[] }[] = [
       { name: 'causal, Lq < Lk', dims: { B: 1, Hq: 1, Hkv: 1, Lq: 40, Lk: 50, d: 128 }, options: { causal: true } },
       // Four rows per group where the GPU's subgroups allow it at d = 128.
       { name: 'softcap, ALiBi and sinks, causal, Lq < Lk', dims: { B: 1, Hq: 2, Hkv: 1, Lq: 40, Lk: 50, d: 128 }, options: { causal: true, softcap: 2, alibiSlopes: Float32Array.of(0.25, 0.0625), sinks: Float32Array.of(1, -1) } },
+      // Scale 1: the scores spread so far that the rows' running maxima move past the lazy rescale's threshold from
+      // tile to tile, and 80 row blocks split 32 tiles into ranges of several: the matrix kernel's rescale of O (apart
+      // from its tile loop) runs. 1024 keys with no band: whole tiles with no exact test compiled in; 1000, causal:
+      // the band's test, and a last tile that crosses Lk.
+      { name: 'scale 1, 1024 keys in ranges of several tiles: maxima that move from tile to tile', dims: { B: 4, Hq: 20, Hkv: 4, Lq: 16, Lk: 1024, d: 128 }, options: { scale: 1 } },
+      { name: 'scale 1, 1000 keys in ranges of several tiles, causal', dims: { B: 4, Hq: 20, Hkv: 4, Lq: 16, Lk: 1000, d: 128 }, options: { scale: 1, causal: true } },
     ],
   },
   {
