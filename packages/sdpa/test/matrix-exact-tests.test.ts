@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { sdpaProblem, type SdpaDims, type SdpaOptions } from '@fa/core';
-import { exactTests } from '../src/matrix/attention-matrix.js';
+import { exactTests, exactTestsCompiled } from '../src/matrix/attention-matrix.js';
 
 const dims = (Lq: number, Lk: number): SdpaDims => ({ B: 1, Hq: 2, Hkv: 1, Lq, Lk, d: 64 });
 const exact = (Lq: number, Lk: number, options: SdpaOptions = {}, BC = 32, blockTiles = false): number =>
@@ -47,5 +47,13 @@ describe('exactTests', () => {
     const blockMask = { rows: 32, keys: 32, data: new Uint8Array(2 * 4).fill(1), shape: [2, 4] };
     expect(exact(64, 128, { blockMask }, 32, false)).toBe(2);
     expect(exact(64, 128, { blockMask }, 32, true)).toBe(1);   // whole tiles kept or skipped by the tile lists
+  });
+  it('keeps maskedScore\'s code at d ≤ 64 where no test is needed, and nothing else changes', () => {
+    expect(exactTestsCompiled(0, 64)).toBe(2);
+    expect(exactTestsCompiled(0, 80)).toBe(0);
+    for (const d of [16, 64, 128, 256]) {
+      expect(exactTestsCompiled(1, d)).toBe(1);
+      expect(exactTestsCompiled(2, d)).toBe(2);
+    }
   });
 });

@@ -213,6 +213,16 @@ export function exactTests(problem: SdpaProblem, BC: number, blockTiles: boolean
 }
 
 /**
+ * The EXACT the kernel is compiled with: exactTests' choice, except that at d ≤ 64 a problem that needs no test keeps
+ * maskedScore's code (2). On an H200 (f16) compiling the tests out ran Llama's d = 128 unmasked prefill 0.7% faster
+ * (1.7539 against 1.7664 ms), but GPT-2's d = 64 unmasked prefill 7% slower (0.0580 against 0.0538) and the BERT batch
+ * 1% slower (0.2584 against 0.2550): docs/sdpa.md.
+ */
+export function exactTestsCompiled(exact: 0 | 1 | 2, d: number): 0 | 1 | 2 {
+  return exact === 0 && d <= 64 ? 2 : exact;
+}
+
+/**
  * The kernel's plan for `problem`, or why it cannot run it. f16 tensors take one f16 part per operand (nothing is lost
  * in the conversion); f32 tensors take two (high and low, three products each: fp32-grade, as rung 17). `tuning` sets
  * sizes instead of the plan's own, for experiments (the bench's FA_SDPA_TUNING).
@@ -277,7 +287,7 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
     kernel: forTensorType(HALVES === 2 ? TEAM_KERNEL : dh > 128 ? WIDE_HEAD_KERNEL : apart ? RESCALE_APART_KERNEL : ATTENTION_MATRIX_KERNEL, dtype),
     dtype,
     // TERMS only where softcap, ALiBi or sinks are given, so that the plain kernel's constants stay as they were.
-    constants: { D: d, NSG, PARTS, OW, BC, FLUSH, CW: COMBINE_WORKGROUP, EXACT: exactTests(problem, BC, blockTiles), ...(KV_TILES === 1 ? { KV_TILES } : {}), ...(HALVES === 2 ? { HALVES } : {}), ...(terms ? { TERMS: 1 } : {}) },
+    constants: { D: d, NSG, PARTS, OW, BC, FLUSH, CW: COMBINE_WORKGROUP, EXACT: exactTestsCompiled(exactTests(problem, BC, blockTiles), d), ...(KV_TILES === 1 ? { KV_TILES } : {}), ...(HALVES === 2 ? { HALVES } : {}), ...(terms ? { TERMS: 1 } : {}) },
     switches: { mask: problem.mask ? 1 : 0, blocks: blocks ? 1 : 0, blockTiles: blockTiles ? 1 : 0, writeLse: lse ? 1 : 0, cached: problem.cacheLengths ? 1 : 0, ...scoreTermSwitches(problem) },
     BR,
     BC,
