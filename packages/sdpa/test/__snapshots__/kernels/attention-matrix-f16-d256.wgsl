@@ -85,8 +85,9 @@ override HALVES: u32 = 1u;  // subgroups per 16 query rows. 1: each holds all of
 
 override EXACT: u32 = 2u;  // the exact tests of the tiles that need them (`checked`): 2 each score through maskedScore;
                            // 1 the row's band only (no element mask, no block mask read per element); 0 none, where the
-                           // host has proved that no tile needs them (no mask, a band wider than the shape, Lk a
-                           // multiple of BC): their code, even never run, slowed Llama's unmasked prefill 1% (docs/sdpa.md)
+                           // host has proved that no tile needs them (no mask, no block mask, no cache lengths, a
+                           // band wider than the shape, Lk a multiple of BC): their code, even never run, slowed
+                           // Llama's unmasked prefill 0.7% (docs/sdpa.md); the host keeps 2 there at d ≤ 64, faster
 
 const BC_MAX: u32 = 64u;  // most keys per tile
 // The register arrays' sizes, for d up to 128; the host's wide-head variant (d up to 256) replaces these two lines, so
@@ -409,10 +410,10 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   let rot = r / 4u;
   let rowQ = i * BR + 16u * team + r;   // the query row
   let sBase = 16u * sg * SO + r * SO;   // row r of this subgroup's S tile (and of O, when it passes through)
-  let sOther = 16u * (sg ^ 1u) * SO + r * SO;
+  let sOther = 16u * (sg ^ 1u) * SO + r * SO;   // with HALVES = 2, the same row of its teammate's S tile
   // The keys row rowQ sees where no mask is read per element (EXACT = 1): its band, before Lk.
   let rowFirstKey = bandFirst(rowQ, Lk);
-  let rowLastKey = min(bandLast(rowQ, Lk), i32(Lk) - 1);   // with HALVES = 2, the same row of its teammate's S tile
+  let rowLastKey = min(bandLast(rowQ, Lk), i32(Lk) - 1);
   let pBase = 16u * team * PS + r * PS;   // row r of the team's P̃ tiles (each member writes half of its keys)
   var m = LOWEST;                       // the row's m_i (base 2): moves only past m_i + TAU
   var l = 0.0;                          // this invocation's half of the row's running sum
