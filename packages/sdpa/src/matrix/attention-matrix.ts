@@ -198,11 +198,11 @@ function chooseKvTiles(two: MatrixLayout, one: MatrixLayout, limit: number): Mat
 }
 
 /**
- * Which exact tests the kernel compiles for the tiles that need them (its EXACT): 0 where no tile can need one (no
- * mask, no cache lengths, Lk a multiple of BC, and a band that shows every row every key: left ≥ Lk − 1 and right ≥
- * Lq − 1 from the diagonal i + Lk − Lq), 1 where only the band and Lk are tested (no element mask and no block mask
- * read per element), else 2 (maskedScore). The tests' code, never run, slowed Llama's unmasked f16 prefill 1% on an
- * H200, and the band's own test ran its causal prefill 2.5% faster than maskedScore (docs/sdpa.md).
+ * Which exact tests the kernel needs for the tiles that need them (its EXACT, through exactTestsCompiled): 0 where no
+ * tile can need one (no mask, no block mask, no cache lengths, Lk a multiple of BC, and a band that shows every row
+ * every key: left ≥ Lk − 1 and right ≥ Lq − 1 from the diagonal i + Lk − Lq), 1 where only the band and Lk are tested
+ * (no element mask and no block mask read per element), else 2 (maskedScore). On an H200 the band's own test ran
+ * Llama's causal f16 prefill 3.5% faster than maskedScore (docs/sdpa.md).
  */
 export function exactTests(problem: SdpaProblem, BC: number, blockTiles: boolean): 0 | 1 | 2 {
   const { Lq, Lk } = problem.dims;

@@ -211,12 +211,11 @@ fn kWhole(kvBase: u32, key0: u32, e: u32) -> Packed { return k[params.kStart + k
 fn vWhole(kvBase: u32, key0: u32, e: u32) -> Packed { return v[params.vStart + kvBase + (key0 + e / D4V) * params.kvRow + e % D4V]; }
 fn whole(key0: u32, Lk: u32) -> bool { return TV % WG == 0u && key0 + BC <= Lk; }
 // Where WG is a multiple of D4V, invocation t's vector u of a tile (e = t + WG·u) sits in the tile's row t / D4V +
-// u·(WG / D4V), column t % D4V: its address is the invocation's first (`lane`, from laneOf) plus u steps of
-// `stride` (strideOf), one add per vector instead of kWhole's multiply by the row stride. Reading whole tiles this way
+// u·(WG / D4V), column t % D4V: its address is the invocation's first (laneOf) plus u steps of (WG / D4V) rows, one
+// add per vector instead of kWhole's multiply by the row stride. Reading whole tiles this way
 // ran Llama's d = 128 prefills 2-4% faster on an H200 (docs/sdpa.md).
 override STRIDED: bool = WG % D4V == 0u;
 fn laneOf(start: u32, kvBase: u32, t: u32) -> u32 { return start + kvBase + (t / D4V) * params.kvRow + t % D4V; }
-fn strideOf() -> u32 { return (WG / max(D4V, 1u)) * params.kvRow; }
 // The same with the test: zero past the batch's Lk keys (or past the tile).
 fn kVector(kvBase: u32, key0: u32, e: u32, Lk: u32) -> Packed {
   if (e >= TV || key0 + e / D4V >= Lk) { return Packed(); }
@@ -438,7 +437,7 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   var key0 = 0u;                       // the tile's first key: the next tile's, carried from the step before
   let kLane = laneOf(params.kStart, kvBase, t);   // the whole tiles' reads (STRIDED)
   let vLane = laneOf(params.vStart, kvBase, t);
-  let stride = strideOf();
+  let stride = (WG / D4V) * params.kvRow;
   workgroupBarrier();  // every subgroup has its Q fragments; KV takes the key tiles
   if (nBegin < nEnd) {
     key0 = tileAt(visited(nBegin, nBegin, nEnd, reversed), jFirst, listStart) * BC;
