@@ -110,7 +110,7 @@ export const subgroupMatrixBench: Experiment = {
   details: [
     'STRIDE: row stride of the f16 tiles in elements, a multiple of 8 from 64 (default 64 72)',
     'designs: the f16 loop designs past the softmax round trip (more query rows per subgroup, pipelined S/P, the bound without barriers)',
-    'heads: attention-matrix\'s f16 loop at d = 64-256 and designs around it at d = 128 (tiles staged or not, K and V side by side, 16-key tiles, part of O in workgroup memory, S_(j+1) before the softmax of tile j, bounds without the elementwise pass or the barriers); KEYS per 16 query rows, a multiple of 64 (default 8192)',
+    'heads: attention-matrix\'s f16 loop at d = 64-256 and designs around it at d = 128 (tiles staged or not, K and V side by side, 16-key tiles, part of O in workgroup memory, S_(j+1) before the softmax of tile j, bounds without the elementwise pass or the barriers) and at d = 64 (8 subgroups per workgroup, 32-key tiles, K and V side by side); KEYS per 16 query rows, a multiple of 64 (default 8192)',
   ],
   run,
 };

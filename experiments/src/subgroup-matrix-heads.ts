@@ -9,6 +9,7 @@
  * per row, each row's vectors in the product's order turned by a bank offset, m the row's running maximum, moved
  * lazily as the product moves it), P̃ loaded back and O += P̃ V_j into d/16
  * fragments held in the matrix units. K_j and V_j have rows of d + 8 f16. What the designs change:
+ *   NSG, BC:  subgroups per workgroup (each K/V tile staged once for 16·NSG rows) and keys per tile;
  *   kvTiles:  1: V_j staged where K_j was, as the product does where that fits more workgroups (four barriers per
  *             tile); 2: K_j and V_j side by side (three);
  *   stage:    K_j and V_j read from a 16 MiB storage buffer (L2-resident, as the product's heads are) and staged each
@@ -235,6 +236,11 @@ export function headDesigns(): (HeadDesign & { workgroups: number })[] {
     { ...AS_THE_PRODUCT, D: 64, BC: 16, label: 'd = 64: the product\'s loop (16-key tiles)' },
     { ...AS_THE_PRODUCT, D: 64, BC: 16, label: 'd = 64: bound: no elementwise pass', softmax: 'none' },
     { ...AS_THE_PRODUCT, D: 64, BC: 16, label: 'd = 64: the same loop, tiles not staged', stage: false },
+    { ...AS_THE_PRODUCT, D: 64, BC: 16, label: 'd = 64: 8 subgroups per workgroup (each K/V tile staged for 128 rows)', NSG: 8 },
+    { ...AS_THE_PRODUCT, D: 64, BC: 32, label: 'd = 64: 32-key tiles' },
+    { ...AS_THE_PRODUCT, D: 64, BC: 32, label: 'd = 64: 32-key tiles, 8 subgroups per workgroup', NSG: 8 },
+    { ...AS_THE_PRODUCT, D: 64, BC: 16, label: 'd = 64: K and V side by side', kvTiles: 2 },
+    { ...AS_THE_PRODUCT, D: 64, BC: 16, label: 'd = 64: K and V side by side, 8 subgroups per workgroup', kvTiles: 2, NSG: 8 },
     { ...AS_THE_PRODUCT, D: 96, BC: 32, label: 'd = 96: the product\'s loop (32-key tiles)' },
     { ...AS_THE_PRODUCT, D: 256, BC: 16, label: 'd = 256: one subgroup per 16 rows (16-key tiles)' },
     { ...AS_THE_PRODUCT, D: 256, BC: 16, label: 'd = 256: bound: no elementwise pass', softmax: 'none' },
