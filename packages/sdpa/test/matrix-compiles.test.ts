@@ -3,11 +3,12 @@
  * so no other test here runs the matrix kernel (`hw4-cli sdpa --conformance` does, on a GPU that has them); Dawn's null
  * backend compiles a module in full. Each variant the host makes must compile without an error: f16 tensors up to
  * d = 128 (O's rescale moved below the tile loop), above it (teams of two subgroups where 32 divides d, else the
- * wide-head variant: each made by replacing parts of the file), and f32 tensors' two parts (the file as written). A
+ * wide-head variant: each made by replacing parts of the file), and f32 tensors' two parts; Q_i's rows read ahead of
+ * their rounds (the file as written) or round by round (d ≤ 64 without score terms, the wide heads, f32 tensors). A
  * module with one broken line must not, so that the check can fail.
  */
 import { describe, expect, it } from 'vitest';
-import { sdpaProblem, type SdpaDims } from '@fa/core';
+import { sdpaProblem, type SdpaDims, type SdpaOptions } from '@fa/core';
 import { nullBackendDevice, shaderCompileErrors as compileErrors } from '@fa/core/node';
 import type { TensorType } from '../src/kernel-support.js';
 import { matrixPlan } from '../src/matrix/attention-matrix.js';
@@ -16,27 +17,38 @@ import { H100_LIKE } from './h100-like.js';
 const acquired = await nullBackendDevice();
 
 /** The module the host hands Dawn for a causal prefill of head size d. */
-function moduleFor(d: number, dtype: TensorType): string {
+function moduleFor(d: number, dtype: TensorType, options: SdpaOptions = {}): string {
   const dims: SdpaDims = { B: 1, Hq: 8, Hkv: 2, Lq: 1024, Lk: 1024, d };
-  const plan = matrixPlan(sdpaProblem(dims, { causal: true }), H100_LIKE, true, dtype);
+  const plan = matrixPlan(sdpaProblem(dims, { causal: true, ...options }), H100_LIKE, true, dtype);
   if (typeof plan === 'string') throw new Error(`the plan declined d = ${d}, ${dtype}: ${plan}`);
   return plan.kernel.code;
 }
 
 describe('attention-matrix on Dawn\'s shader compiler (null backend)', () => {
-  const variants: [string, number, TensorType][] = [
+  const SINKS: SdpaOptions = { sinks: new Float32Array(8) };
+  const variants: [string, number, TensorType, SdpaOptions?][] = [
     ['f16 tensors, d = 128 (O rescaled apart from the tile loop)', 128, 'f16'],
-    ['f16 tensors, d = 64 (the same variant, other sizes)', 64, 'f16'],
+    ['f16 tensors, d = 64 (the same variant, Q_i read round by round)', 64, 'f16'],
+    ['f16 tensors, d = 64 with sinks (Q_i read ahead)', 64, 'f16', SINKS],
     ['f16 tensors, d = 256 (teams of two subgroups per 16 rows)', 256, 'f16'],
     ['f16 tensors, d = 144 (the wide-head variant: one subgroup holds all of d)', 144, 'f16'],
     ['f32 tensors (two parts)', 64, 'f32'],
   ];
-  for (const [name, d, dtype] of variants) {
+  for (const [name, d, dtype, options] of variants) {
     it(`compiles: ${name}`, async (context) => {
       if (!acquired.device) return context.skip(`no null backend: ${acquired.reason}`);
-      expect(await compileErrors(acquired.device, moduleFor(d, dtype))).toEqual([]);
+      expect(await compileErrors(acquired.device, moduleFor(d, dtype, options))).toEqual([]);
     });
   }
+  it('reads Q_i ahead of its rounds except at d ≤ 64 without score terms, above d = 128 without teams, and with f32 tensors', () => {
+    const ahead = 'var qIn: array<Packed, O4_MAX>;';
+    for (const [d, options] of [[128, {}], [256, {}], [64, SINKS], [64, { softcap: 30 }]] as const) expect(moduleFor(d, 'f16', options)).toContain(ahead);
+    for (const [d, dtype] of [[64, 'f16'], [144, 'f16'], [64, 'f32'], [128, 'f32']] as const) {
+      const code = moduleFor(d, dtype);
+      expect(code).not.toContain(ahead);
+      expect(code).toContain('for (var e = t; e < QR * D4V; e += WG) {');
+    }
+  });
   it('rescales O apart from the tile loop with f16 tensors up to d = 128 only', () => {
     for (const d of [64, 128]) {
       const code = moduleFor(d, 'f16');

@@ -62,10 +62,10 @@ interface KernelEdit {
 }
 
 /** attention-matrix.wgsl with `edits`, labelled `(suffix)`; throws where the file lacks a text as written. */
-function kernelVariant(variant: string, suffix: string, edits: readonly KernelEdit[]): KernelSource {
-  const { code, label } = ATTENTION_MATRIX_KERNEL;
+function kernelVariant(variant: string, suffix: string, edits: readonly KernelEdit[], base: KernelSource = ATTENTION_MATRIX_KERNEL): KernelSource {
+  const { code, label } = base;
   for (const { text, what } of edits) {
-    if (!code.includes(text)) throw new Error(`attention-matrix.wgsl lacks ${what} as written; the ${variant} variant cannot be made`);
+    if (!code.includes(text)) throw new Error(`${base.label} lacks ${what} as written; the ${variant} variant cannot be made`);
   }
   return { label: `${label} (${suffix})`, code: edits.reduce((text, edit) => text.replace(edit.text, edit.replacement), code) };
 }
@@ -145,6 +145,40 @@ function rescaleApart(): KernelSource {
 const RESCALE_APART_KERNEL = rescaleApart();
 
 /**
+ * The kernel with Q_i staged as it was before its rows were read ahead: each round of QR rows reads its vectors, then
+ * writes them to KV. The kernel as written reads every round's vectors first (QIN per invocation), so that its rounds
+ * wait on memory once. On an H200 (f16) that ran Llama's causal prefill 0.914-0.928 → 0.893-0.899 ms, Llama-3 GQA
+ * 0.927-0.929 → 0.882-0.883, Gemma's d = 256 1.227 → 1.184 and the gpt-oss-shaped prefill with sinks (d = 64) 1.202 →
+ * 1.166, but the BERT batch 0.260-0.262 → 0.300 (docs/sdpa.md). So d ≤ 64 without score terms keeps the rounds, and so
+ * do f32 tensors (two parts) and the wide-head variant, where reading ahead was not timed.
+ */
+const QIN_LINE = 'override QIN: u32 = BR * D4V / WG;    // vec4s of Q_i\'s rows per invocation (D / 8 / HALVES ≤ O4_MAX)\n';
+// Where the kernel as written reads Q_i ahead: from its comment to the barrier after the rounds' writes to KV.
+const Q_AHEAD_OPENS = '  // Every round\'s vectors read first';
+const Q_AHEAD_ENDS = '    workgroupBarrier();\n    let mine';
+const Q_BY_ROUNDS = `  for (var q0 = 0u; q0 < BR; q0 += QR) {
+    if (q0 > 0u) { workgroupBarrier(); }   // every subgroup has its fragments of the last round
+    for (var e = t; e < QR * D4V; e += WG) {
+      let row = q0 + e / D4V;
+      var x = vec4<f32>(0.0);
+      if (i * BR + row < Lq) { x = unpack(q[qBase + (i * BR + row) * params.qRow + e % D4V]) * qScale; }
+      put4((e / D4V) * KS + 4u * (e % D4V), x, QL);
+    }
+`;
+function qByRounds(base: KernelSource): KernelSource {
+  const from = base.code.indexOf(Q_AHEAD_OPENS);
+  const to = base.code.indexOf(Q_AHEAD_ENDS, from);
+  if (from < 0 || to < 0) throw new Error(`${base.label} lacks its staging of Q_i as written; the Q-by-rounds variant cannot be made`);
+  return kernelVariant('Q-by-rounds', 'Q_i read round by round', [
+    { text: QIN_LINE, replacement: '', what: 'QIN' },
+    { text: base.code.slice(from, to), replacement: Q_BY_ROUNDS, what: 'its staging of Q_i' },
+  ], base);
+}
+const TWO_PART_KERNEL = qByRounds(ATTENTION_MATRIX_KERNEL);
+const WIDE_HEAD_ROUNDS_KERNEL = qByRounds(WIDE_HEAD_KERNEL);
+const RESCALE_APART_ROUNDS_KERNEL = qByRounds(RESCALE_APART_KERNEL);
+
+/**
  * Keys per tile (BC in the kernel) from d = 65 to 128, and with two parts (f32 tensors) at every head size: 16 keys ran
  * Llama's f16 d = 128 prefills 3-5% slower on the H100 (docs/sdpa.md).
  */
@@ -222,6 +256,14 @@ export function exactTestsCompiled(exact: 0 | 1 | 2, d: number): 0 | 1 | 2 {
   return exact === 0 && d <= 64 ? 2 : exact;
 }
 
+/** The kernel's text for a plan: teams, wide heads, O rescaled apart, and Q_i read ahead or round by round (above). */
+function kernelFor(HALVES: number, dh: number, apart: boolean, qByRoundsApart: boolean): KernelSource {
+  if (HALVES === 2) return TEAM_KERNEL;
+  if (dh > 128) return WIDE_HEAD_ROUNDS_KERNEL;
+  if (apart) return qByRoundsApart ? RESCALE_APART_ROUNDS_KERNEL : RESCALE_APART_KERNEL;
+  return TWO_PART_KERNEL;
+}
+
 /**
  * The kernel's plan for `problem`, or why it cannot run it. f16 tensors take one f16 part per operand (nothing is lost
  * in the conversion); f32 tensors take two (high and low, three products each: fp32-grade, as rung 17). `tuning` sets
@@ -284,7 +326,7 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   const blockTiles = blocks !== undefined && blocks.rows % BR === 0 && blocks.keys % BC === 0;
   return {
     id: 'attention-matrix',
-    kernel: forTensorType(HALVES === 2 ? TEAM_KERNEL : dh > 128 ? WIDE_HEAD_KERNEL : apart ? RESCALE_APART_KERNEL : ATTENTION_MATRIX_KERNEL, dtype),
+    kernel: forTensorType(kernelFor(HALVES, dh, apart, d <= 64 && !terms), dtype),
     dtype,
     // TERMS only where softcap, ALiBi or sinks are given, so that the plain kernel's constants stay as they were.
     constants: { D: d, NSG, PARTS, OW, BC, FLUSH, CW: COMBINE_WORKGROUP, EXACT: exactTestsCompiled(exactTests(problem, BC, blockTiles), d), ...(KV_TILES === 1 ? { KV_TILES } : {}), ...(HALVES === 2 ? { HALVES } : {}), ...(terms ? { TERMS: 1 } : {}) },

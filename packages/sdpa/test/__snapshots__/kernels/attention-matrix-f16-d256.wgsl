@@ -117,6 +117,7 @@ override NC: u32 = BC / 16u;         // key fragments per tile
 override TV: u32 = BC * D4V;         // vec4s of one K or V tile
 override HOLD: u32 = min(HOLD_MAX, (TV + WG - 1u) / WG);  // of those, held in registers per invocation (the rest
                                                            // are read as they are staged)
+override QIN: u32 = BR * D4V / WG;    // vec4s of Q_i's rows per invocation (D / 8 / HALVES ≤ O4_MAX)
 // Columns of O that pass through a subgroup's S tile at once (a flush takes D / OW rounds): D, or where that costs
 // subgroups per workgroup, BC (16 where BC does not divide D), so that the S tiles are BC columns wide, not D (the host
 // chooses; rung 25's page has why narrow tiles pay).
@@ -353,13 +354,19 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   let sScale = select(params.scaleLog2, 1.0, PARTS == 2u);
   var qh: QFragments;
   var ql: QFragments;
+  // Every round's vectors read first (vector t + WG·u of Q_i's BR rows: QIN of them, D / 8 / HALVES), so that the
+  // rounds wait on memory once between them, not once each.
+  var qIn: array<Packed, O4_MAX>;
+  for (var u = 0u; u < QIN; u++) {
+    let row = (t + WG * u) / D4V;
+    qIn[u] = Packed();
+    if (i * BR + row < Lq) { qIn[u] = q[qBase + (i * BR + row) * params.qRow + (t + WG * u) % D4V]; }
+  }
   for (var q0 = 0u; q0 < BR; q0 += QR) {
     if (q0 > 0u) { workgroupBarrier(); }   // every subgroup has its fragments of the last round
-    for (var e = t; e < QR * D4V; e += WG) {
-      let row = q0 + e / D4V;
-      var x = vec4<f32>(0.0);
-      if (i * BR + row < Lq) { x = unpack(q[qBase + (i * BR + row) * params.qRow + e % D4V]) * qScale; }
-      put4((e / D4V) * KS + 4u * (e % D4V), x, QL);
+    for (var u = 0u; u < QIN; u++) {
+      let row = (t + WG * u) / D4V;
+      if (row >= q0 && row < q0 + QR) { put4((row - q0) * KS + 4u * ((t + WG * u) % D4V), unpack(qIn[u]) * qScale, QL); }
     }
     workgroupBarrier();
     let mine = 16u * team - q0 < QR;   // this round holds the subgroup's rows (u32: false below q0)
