@@ -39,11 +39,17 @@ describe('resolved product kernels (the WGSL that compiles)', () => {
       const plans = [64, 128].map((d) => planned(fp32Plan(sdpaProblem({ ...PREFILL, d }, CAUSAL), H100_LIKE, true, dtype)));
       await expect(resolved(plans, plans[0]!.kernel.code)).toMatchFileSnapshot(snapshot(`attention-fp32-${dtype}`));
     });
-    // f32 tensors take high and low f16 parts (PARTS = 2), f16 tensors one part.
-    it(`attention-matrix, ${dtype} tensors (${dtype === 'f32' ? 'two parts' : 'one part'}), d = 64 and 128`, async () => {
-      const plans = [64, 128].map((d) => planned(matrixPlan(sdpaProblem({ ...PREFILL, d }, CAUSAL), H100_LIKE, true, dtype)));
-      await expect(resolved(plans, plans[0]!.kernel.code)).toMatchFileSnapshot(snapshot(`attention-matrix-${dtype}`));
-    });
+    // f32 tensors take high and low f16 parts (PARTS = 2), f16 tensors one part. f16 tensors at d = 64 without score
+    // terms read Q_i round by round, at d = 128 ahead of the rounds: a module each.
+    const matrixHeadSizes = dtype === 'f32' ? [[64, 128]] : [[64], [128]];
+    for (const sizes of matrixHeadSizes) {
+      const name = `attention-matrix-${dtype}${sizes.length === 1 && sizes[0] !== 64 ? `-d${sizes[0]}` : ''}`;
+      it(`attention-matrix, ${dtype} tensors (${dtype === 'f32' ? 'two parts' : 'one part'}), d = ${sizes.join(' and ')}`, async () => {
+        const plans = sizes.map((d) => planned(matrixPlan(sdpaProblem({ ...PREFILL, d }, CAUSAL), H100_LIKE, true, dtype)));
+        expect(new Set(plans.map((plan) => plan.kernel.code)).size).toBe(1);
+        await expect(resolved(plans, plans[0]!.kernel.code)).toMatchFileSnapshot(snapshot(name));
+      });
+    }
     if (dtype === 'f16') {
       // Above d = 128 (f16 tensors only) the register arrays hold 16 fragments across d: a module of its own.
       it('attention-matrix, f16 tensors, d = 256 (the wide-head variant)', async () => {

@@ -149,8 +149,9 @@ const RESCALE_APART_KERNEL = rescaleApart();
  * writes them to KV. The kernel as written reads every round's vectors first (QIN per invocation), so that its rounds
  * wait on memory once. On an H200 (f16) that ran Llama's causal prefill 0.914-0.928 → 0.893-0.899 ms, Llama-3 GQA
  * 0.927-0.929 → 0.882-0.883, Gemma's d = 256 1.227 → 1.184 and the gpt-oss-shaped prefill with sinks (d = 64) 1.202 →
- * 1.166, but the BERT batch 0.260-0.262 → 0.300 (docs/sdpa.md). So d ≤ 64 without score terms keeps the rounds, and so
- * do f32 tensors (two parts) and the wide-head variant, where reading ahead was not timed.
+ * 1.166, but the BERT batch 0.260-0.262 → 0.300 (docs/sdpa.md). So the plan keeps the rounds at d ≤ 64 without score
+ * terms (one subgroup per 16 rows: teams forced there by tuning read ahead), with f32 tensors (two parts) and in the
+ * wide-head variant, where reading ahead was not timed.
  */
 const QIN_LINE = 'override QIN: u32 = BR * D4V / WG;    // vec4s of Q_i\'s rows per invocation (D / 8 / HALVES ≤ O4_MAX)\n';
 // Where the kernel as written reads Q_i ahead: from its comment to the barrier after the rounds' writes to KV.

@@ -8,16 +8,6 @@
 //   CW = 64
 //   EXACT = 1
 //   KV_TILES = 1
-// 4 subgroups, 32-key tiles (V in K's place), f16 products, O flushed 32 columns at a time, O rescaled apart from the tile loop; override constants:
-//   D = 128
-//   NSG = 4
-//   PARTS = 1
-//   OW = 32
-//   BC = 32
-//   FLUSH = 0
-//   CW = 64
-//   EXACT = 1
-//   KV_TILES = 1
 
 // attention-matrix: resident-o's matrix-unit loop (rung 24) for attention as models call it, with the heads, groups,
 // bands, masks, cache lengths and key ranges of attention-fp32 (whose host runs it: same bindings, same uniform).
