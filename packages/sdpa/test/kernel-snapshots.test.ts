@@ -41,9 +41,8 @@ describe('resolved product kernels (the WGSL that compiles)', () => {
     });
     // f32 tensors take high and low f16 parts (PARTS = 2), f16 tensors one part. f16 tensors at d = 64 without score
     // terms read Q_i round by round, at d = 128 ahead of the rounds: a module each.
-    const matrixHeadSizes = dtype === 'f32' ? [[64, 128]] : [[64], [128]];
-    for (const sizes of matrixHeadSizes) {
-      const name = `attention-matrix-${dtype}${sizes.length === 1 && sizes[0] !== 64 ? `-d${sizes[0]}` : ''}`;
+    const matrixModules = dtype === 'f32' ? [{ sizes: [64, 128], name: 'attention-matrix-f32' }] : [{ sizes: [64], name: 'attention-matrix-f16' }, { sizes: [128], name: 'attention-matrix-f16-d128' }];
+    for (const { sizes, name } of matrixModules) {
       it(`attention-matrix, ${dtype} tensors (${dtype === 'f32' ? 'two parts' : 'one part'}), d = ${sizes.join(' and ')}`, async () => {
         const plans = sizes.map((d) => planned(matrixPlan(sdpaProblem({ ...PREFILL, d }, CAUSAL), H100_LIKE, true, dtype)));
         expect(new Set(plans.map((plan) => plan.kernel.code)).size).toBe(1);

@@ -106,8 +106,10 @@ const TEAM_KERNEL = kernelVariant('team', 'two subgroups per 16 rows', [
  * there were none. On an H200 a first form, which went back into the loop for that P̃ V_j behind a flag, ran the f16
  * BERT batch 0.299 → 0.270 ms but Llama's d = 128 prefills 3-4% slower; this one ran the BERT batch 0.275 → 0.258 ms
  * against the first, the gpt-oss-shaped prefill with sinks 1.28 → 1.19, and Llama's d = 128 prefills 0.3-0.6% faster
- * than the rescale in the loop (docs/sdpa.md). The teams and the wide-head variant (d above 128) and f32 tensors (two
- * parts, flushed every few tiles) keep the rescale in the loop: not measured. Made once, from the kernel's text.
+ * than the rescale in the loop (docs/sdpa.md). The teams keep the rescale in the loop: made from their text this form
+ * ran Gemma 2's softcap prefill 1.2% faster and Gemma's d = 256 prefill 1.2% slower on an H200 (docs/sdpa.md). The
+ * wide-head variant (d above 128 without teams) and f32 tensors (two parts, flushed every few tiles) keep it too: not
+ * measured. Made once, from the kernel's text.
  */
 const RESCALE_OPENS = '    if (moved || flush) {\n';
 const PRODUCTS_OPEN = '\n    // o += P̃ V_j';

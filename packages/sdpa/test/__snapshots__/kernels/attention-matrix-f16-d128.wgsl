@@ -357,15 +357,17 @@ fn main(@builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u, 
   // rounds wait on memory once between them, not once each.
   var qIn: array<Packed, O4_MAX>;
   for (var u = 0u; u < QIN; u++) {
-    let row = (t + WG * u) / D4V;
+    let e = t + WG * u;
+    let row = e / D4V;
     qIn[u] = Packed();
-    if (i * BR + row < Lq) { qIn[u] = q[qBase + (i * BR + row) * params.qRow + (t + WG * u) % D4V]; }
+    if (i * BR + row < Lq) { qIn[u] = q[qBase + (i * BR + row) * params.qRow + e % D4V]; }
   }
   for (var q0 = 0u; q0 < BR; q0 += QR) {
     if (q0 > 0u) { workgroupBarrier(); }   // every subgroup has its fragments of the last round
     for (var u = 0u; u < QIN; u++) {
-      let row = (t + WG * u) / D4V;
-      if (row >= q0 && row < q0 + QR) { put4((row - q0) * KS + 4u * ((t + WG * u) % D4V), unpack(qIn[u]) * qScale, QL); }
+      let e = t + WG * u;
+      let row = e / D4V;
+      if (row >= q0 && row < q0 + QR) { put4((row - q0) * KS + 4u * (e % D4V), unpack(qIn[u]) * qScale, QL); }
     }
     workgroupBarrier();
     let mine = 16u * team - q0 < QR;   // this round holds the subgroup's rows (u32: false below q0)
