@@ -10,16 +10,21 @@
 import { describe, expect, it } from 'vitest';
 import { sdpaProblem, type SdpaDims, type SdpaOptions } from '@fa/core';
 import { nullBackendDevice, shaderCompileErrors as compileErrors } from '@fa/core/node';
+import type { DecodeTuning } from '../src/decode/attention-decode.js';
 import type { TensorType } from '../src/kernel-support.js';
 import { matrixPlan } from '../src/matrix/attention-matrix.js';
 import { H100_LIKE } from './h100-like.js';
 
 const acquired = await nullBackendDevice();
 
-/** The module the host hands Dawn for a causal prefill of head size d. */
-function moduleFor(d: number, dtype: TensorType, options: SdpaOptions = {}): string {
+function problemFor(d: number, options: SdpaOptions = {}): ReturnType<typeof sdpaProblem> {
   const dims: SdpaDims = { B: 1, Hq: 8, Hkv: 2, Lq: 1024, Lk: 1024, d };
-  const plan = matrixPlan(sdpaProblem(dims, { causal: true, ...options }), H100_LIKE, true, dtype);
+  return sdpaProblem(dims, { causal: true, ...options });
+}
+
+/** The module the host hands Dawn for a causal prefill of head size d. */
+function moduleFor(d: number, dtype: TensorType, options: SdpaOptions = {}, tuning?: DecodeTuning): string {
+  const plan = matrixPlan(problemFor(d, options), H100_LIKE, true, dtype, tuning);
   if (typeof plan === 'string') throw new Error(`the plan declined d = ${d}, ${dtype}: ${plan}`);
   return plan.kernel.code;
 }
@@ -48,6 +53,17 @@ describe('attention-matrix on Dawn\'s shader compiler (null backend)', () => {
       expect(code).not.toContain(ahead);
       expect(code).toContain('for (var e = t; e < QR * D4V; e += WG) {');
     }
+  });
+  it('reads Q_i as tuning.matrixQAhead says, where O is rescaled apart (f16 tensors, d ≤ 128), and refuses it elsewhere', () => {
+    const ahead = 'var qIn: array<Packed, O4_MAX>;';
+    expect(moduleFor(64, 'f16', {}, { matrixQAhead: 1 })).toContain(ahead);
+    expect(moduleFor(64, 'f16', SINKS, { matrixQAhead: 0 })).not.toContain(ahead);
+    expect(moduleFor(128, 'f16', {}, { matrixQAhead: 0 })).not.toContain(ahead);
+    expect(moduleFor(128, 'f16', {}, { matrixQAhead: 1 })).toBe(moduleFor(128, 'f16'));
+    const refusal = (q: number): string => `tuning.matrixQAhead is ${q}; give 0 or 1, with f16 tensors, d ≤ 128 and one subgroup per 16 rows`;
+    expect(matrixPlan(problemFor(64), H100_LIKE, true, 'f16', { matrixQAhead: 2 })).toBe(refusal(2));
+    expect(matrixPlan(problemFor(64), H100_LIKE, true, 'f32', { matrixQAhead: 1 })).toBe(refusal(1));
+    expect(matrixPlan(problemFor(256), H100_LIKE, true, 'f16', { matrixQAhead: 0 })).toBe(refusal(0));
   });
   it('rescales O apart from the tile loop with f16 tensors up to d = 128 only', () => {
     for (const d of [64, 128]) {

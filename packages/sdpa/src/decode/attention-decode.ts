@@ -78,6 +78,8 @@ export interface DecodeTuning {
   readonly matrixKvTiles?: number;
   /** attention-matrix's HALVES: 1 (a subgroup holds all of d for its 16 rows) or 2 (two subgroups share them, each with half of d) instead of its rule. */
   readonly matrixHalves?: number;
+  /** attention-matrix with f16 tensors up to d = 128: Q_i's rows read ahead of their staging rounds (1) or round by round (0) instead of its rule. */
+  readonly matrixQAhead?: number;
   /** attention-fp32's invocations per workgroup (32, 64, 128 or 256: BR = WG / H · ROWS query rows) instead of its rule. */
   readonly fp32Invocations?: number;
   /** attention-decode's loop: 1 the lane loop (attention-decode-lanes.wgsl) where it takes the problem (the default), 2 the tile loop. */
@@ -91,7 +93,7 @@ export interface DecodeTuning {
 }
 
 /** The keys of DecodeTuning, for the checks of the library's options and of the bench's FA_SDPA_TUNING. */
-export const TUNING_KEYS = ['keysPerTile', 'targetWorkgroups', 'prefillSplits', 'matrixKeysPerTile', 'matrixSubgroups', 'matrixFlush', 'matrixColumnsPerRound', 'matrixKvTiles', 'matrixHalves', 'fp32Invocations', 'decodeLoop', 'laneKeys', 'lanePrefetch', 'laneScatter'] as const satisfies readonly (keyof DecodeTuning)[];
+export const TUNING_KEYS = ['keysPerTile', 'targetWorkgroups', 'prefillSplits', 'matrixKeysPerTile', 'matrixSubgroups', 'matrixFlush', 'matrixColumnsPerRound', 'matrixKvTiles', 'matrixHalves', 'matrixQAhead', 'fp32Invocations', 'decodeLoop', 'laneKeys', 'lanePrefetch', 'laneScatter'] as const satisfies readonly (keyof DecodeTuning)[];
 
 export interface DecodePlan {
   readonly dtype: TensorType;

@@ -325,11 +325,13 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   if (bytes > limit) return `d = ${d} needs ${bytes} bytes of workgroup memory, over this GPU's ${limit}`;
   const BR = (16 * NSG) / HALVES;
   const apart = PARTS === 1 && HALVES === 1 && dh <= 128;   // O rescaled apart from the tile loop (RESCALE_APART_KERNEL)
+  const qAhead = tuning?.matrixQAhead;
+  if (qAhead !== undefined && (![0, 1].includes(qAhead) || !apart)) return `tuning.matrixQAhead is ${qAhead}; give 0 or 1, with f16 tensors, d ≤ 128 and one subgroup per 16 rows`;
   const blocks = problem.blockMask;
   const blockTiles = blocks !== undefined && blocks.rows % BR === 0 && blocks.keys % BC === 0;
   return {
     id: 'attention-matrix',
-    kernel: forTensorType(kernelFor(HALVES, dh, apart, d <= 64 && !terms), dtype),
+    kernel: forTensorType(kernelFor(HALVES, dh, apart, qAhead === undefined ? d <= 64 && !terms : qAhead === 0), dtype),
     dtype,
     // TERMS only where softcap, ALiBi or sinks are given, so that the plain kernel's constants stay as they were.
     constants: { D: d, NSG, PARTS, OW, BC, FLUSH, CW: COMBINE_WORKGROUP, EXACT: exactTestsCompiled(exactTests(problem, BC, blockTiles), d), ...(KV_TILES === 1 ? { KV_TILES } : {}), ...(HALVES === 2 ? { HALVES } : {}), ...(terms ? { TERMS: 1 } : {}) },
