@@ -62,8 +62,9 @@ export function checkPrepareOptions(options: unknown): asserts options is Prepar
     checkOptionKeys(tuning, TUNING_KEYS, 'tuning', 'tuning key');
     for (const key of TUNING_KEYS) {
       const value = tuning[key];
-      const allowed = value === undefined || isPositiveInteger(value) || (key === 'matrixFlush' && value === 0);
-      if (!allowed) throw new SdpaArgumentError(`tuning.${key} is ${describeValue(value)}; give a positive integer, or leave it out for the plan's`);
+      const zeroTaken = key === 'matrixFlush' || key === 'matrixQAhead';
+      const allowed = value === undefined || isPositiveInteger(value) || (zeroTaken && value === 0);
+      if (!allowed) throw new SdpaArgumentError(`tuning.${key} is ${describeValue(value)}; give ${zeroTaken ? 'an integer ≥ 0' : 'a positive integer'}, or leave it out for the plan's`);
     }
   }
 }

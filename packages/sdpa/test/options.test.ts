@@ -46,6 +46,7 @@ const PREPARE_REFUSED: readonly (readonly [string, unknown, RegExp])[] = [
   ['cache length 0xFFFFFFFF', { cacheLengths: [0xffffffff] }, /^cacheLengths\[0\] is 4294967295; give an integer from 0 to Lk = 4$/],
   ['maxBindingBytes NaN', { maxBindingBytes: Number.NaN }, /^maxBindingBytes is NaN; give a positive integer, or leave it out for the GPU's limit$/],
   ['tuning keysPerTile 0', { tuning: { keysPerTile: 0 } }, /^tuning\.keysPerTile is 0; give a positive integer/],
+  ['tuning matrixQAhead -1', { tuning: { matrixQAhead: -1 } }, /^tuning\.matrixQAhead is -1; give an integer ≥ 0, or leave it out for the plan's$/],
   ['tuning key mistyped', { tuning: { keysPerTle: 8 } }, /^unknown tuning key keysPerTle; did you mean keysPerTile\?$/],
   ['casual: true', { casual: true }, /^unknown option casual; did you mean causal\?$/],
   ['returnLse (attention\'s) given to prepare', { returnLse: true }, /^unknown option returnLse; give only scale, causal, window, mask, blockMask, layout, cacheLengths, softcap, sinks, alibiSlopes, scoreMod, maskMod, modBuffers, lse, dtype, kernel, maxBindingBytes, tuning$/],

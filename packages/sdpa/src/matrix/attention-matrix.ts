@@ -2,7 +2,7 @@
  * The matrix-unit attention kernel (attention-matrix.wgsl, resident-o's loop with attention-fp32's heads, groups, bands
  * and masks): its plan for a problem on an adapter. It runs on tiled-host.ts, as attention-fp32 does.
  */
-import { kernelWorkgroupBytes, matrixUnavailable, type GpuContext, type KernelSource, type SdpaProblem } from '@fa/core';
+import { kernelWorkgroupBytes, keySplits, matrixUnavailable, type GpuContext, type KernelSource, type SdpaProblem } from '@fa/core';
 import type { DecodeTuning } from '../decode/attention-decode.js';
 import { COMBINE_WORKGROUP, forTensorType, hasScoreTerms, scoreTermSwitches, type TensorType } from '../kernel-support.js';
 import { tiledKernel, type TiledPlan } from '../tiled-host.js';
@@ -151,9 +151,12 @@ const RESCALE_APART_KERNEL = rescaleApart();
  * writes them to KV. The kernel as written reads every round's vectors first (QIN per invocation), so that its rounds
  * wait on memory once. On an H200 (f16) that ran Llama's causal prefill 0.914-0.928 → 0.893-0.899 ms, Llama-3 GQA
  * 0.927-0.929 → 0.882-0.883, Gemma's d = 256 1.227 → 1.184 and the gpt-oss-shaped prefill with sinks (d = 64) 1.202 →
- * 1.166, but the BERT batch 0.260-0.262 → 0.300 (docs/sdpa.md). So the plan keeps the rounds at d ≤ 64 without score
- * terms (one subgroup per 16 rows: teams forced there by tuning read ahead), with f32 tensors (two parts) and in the
- * wide-head variant, where reading ahead was not timed.
+ * 1.166, but the BERT batch 0.260-0.262 → 0.300 (docs/sdpa.md): there the read-ahead takes the kernel from 128
+ * registers to 144, 16 warps per unit to 12, and BERT's 3072 row blocks fill every unit many times over. GPT-2's
+ * prefills, the same kernel with 192 row blocks (their keys split four ways), gained: causal 0.050 → 0.046, unmasked
+ * 0.055 → 0.049. So the plan keeps the rounds at d ≤ 64 without score terms where the grid needs no key splits
+ * (qByRoundsAt; one subgroup per 16 rows: teams forced there by tuning read ahead), with f32 tensors (two parts) and
+ * in the wide-head variant, where reading ahead was not timed. tuning.matrixQAhead overrides the rule.
  */
 const QIN_LINE = 'override QIN: u32 = BR * D4V / WG;    // vec4s of Q_i\'s rows per invocation (D / 8 / HALVES ≤ O4_MAX)\n';
 // Where the kernel as written reads Q_i ahead: from its comment to the barrier after the rounds' writes to KV.
@@ -259,6 +262,15 @@ export function exactTestsCompiled(exact: 0 | 1 | 2, d: number): 0 | 1 | 2 {
   return exact === 0 && d <= 64 ? 2 : exact;
 }
 
+/**
+ * Q_i round by round at d ≤ 64 without score terms, where the grid is full enough that the keys are not split: there
+ * the registers the read-ahead costs lose workgroups per unit, and elsewhere the wait it saves is worth more (above).
+ */
+function qByRoundsAt(problem: SdpaProblem, BR: number, BC: number): boolean {
+  const { B, Hq, Lq, Lk, d } = problem.dims;
+  return d <= 64 && !hasScoreTerms(problem) && keySplits(B * Hq * Math.ceil(Lq / BR), Math.ceil(Lk / BC)) === 1;
+}
+
 /** The kernel's text for a plan: teams, wide heads, O rescaled apart, and Q_i read ahead or round by round (above). */
 function kernelFor(HALVES: number, dh: number, apart: boolean, qByRoundsApart: boolean): KernelSource {
   if (HALVES === 2) return TEAM_KERNEL;
@@ -331,7 +343,7 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   const blockTiles = blocks !== undefined && blocks.rows % BR === 0 && blocks.keys % BC === 0;
   return {
     id: 'attention-matrix',
-    kernel: forTensorType(kernelFor(HALVES, dh, apart, qAhead === undefined ? d <= 64 && !terms : qAhead === 0), dtype),
+    kernel: forTensorType(kernelFor(HALVES, dh, apart, qAhead === undefined ? qByRoundsAt(problem, BR, BC) : qAhead === 0), dtype),
     dtype,
     // TERMS only where softcap, ALiBi or sinks are given, so that the plain kernel's constants stay as they were.
     constants: { D: d, NSG, PARTS, OW, BC, FLUSH, CW: COMBINE_WORKGROUP, EXACT: exactTestsCompiled(exactTests(problem, BC, blockTiles), d), ...(KV_TILES === 1 ? { KV_TILES } : {}), ...(HALVES === 2 ? { HALVES } : {}), ...(terms ? { TERMS: 1 } : {}) },
