@@ -251,8 +251,7 @@ Environment
   FA_SDPA_TUNING='{"matrixKeysPerTile":32}'   with sdpa --bench and sdpa --conformance: kernel sizes instead of the
                plans', for experiments (a JSON object of integers; a key it does not know is refused, with the list)
   FA_BENCH_ALLOCATIONS=N   with sdpa --bench: time each case on N sets of buffers in turn (1 to 100), each set's
-               median in the record's allocationMs: does a time depend on where the tensors lie? (default: 1, and 6
-               for a case under 0.1 ms, whose time moves with its buffers)
+               median in the record's allocationMs: does a time depend on where the tensors lie?
   FA_BENCH_WARM_MS=M   warm-up under load before each timed case, so the GPU's clock is up (default 500; 0: none):
                bench runs about M ms of the rung first; sdpa --bench M ms, then on while the GPU still gets faster
                (at most 3 s more)

@@ -170,7 +170,7 @@ export interface SdpaBenchRow {
    * timed; `ms` times each call by its own pair. Absent without timestamps.
    */
   msBackToBack?: number;
-  /** With FA_BENCH_ALLOCATIONS, or a case under SMALL_CASE_MS: the median ms on each set of buffers, in the order timed (`ms` pools them). */
+  /** With FA_BENCH_ALLOCATIONS: the median ms on each set of buffers, in the order timed. */
   allocationMs?: number[];
   /**
    * PyTorch's median ms, or why there is none: `fp32` and `fp16` as SDPA dispatches them, and the fp16 backends by name,
@@ -218,14 +218,13 @@ type BenchBuffers = { q: GPUBuffer; k: GPUBuffer; v: GPUBuffer; out: GPUBuffer }
 /** How the bench times each case: FA_SDPA_TUNING's sizes, and FA_BENCH_ALLOCATIONS's buffer sets. */
 export interface BenchSettings {
   readonly tuning?: DecodeTuning;
-  /** Sets of input and output buffers each case is timed on, one after another (default: 1, SMALL_CASE_SETS for a case under SMALL_CASE_MS). */
+  /** Sets of input and output buffers each case is timed on, one after another (default 1). */
   readonly allocations?: number;
 }
 
 /**
  * FA_BENCH_ALLOCATIONS=N: time each case on N sets of buffers, one after another, each after its own warm-up; the row
- * keeps each set's median (`allocationMs`). An experiment's switch: whether a time depends on where the tensors lie. It
- * replaces the default of one set (six for a case under 0.1 ms: SMALL_CASE_SETS).
+ * keeps each set's median (`allocationMs`). An experiment's switch: whether a time depends on where the tensors lie.
  */
 export function allocationsFromEnvironment(): { allocations?: number } {
   const text = process.env.FA_BENCH_ALLOCATIONS;
@@ -260,15 +259,6 @@ async function timedRounds(device: GPUDevice, timers: readonly PassTimer[], roun
 
 /** GPU work before the timed dispatches of a round, in milliseconds. */
 const LEAD_MS = 20;
-
-/**
- * Where FA_BENCH_ALLOCATIONS is not set, a case whose first estimate is under SMALL_CASE_MS is timed on SMALL_CASE_SETS
- * sets of buffers, its samples pooled; others on one. On an H200 (2026-11-29) GPT-2's causal f16 prefill ran 0.0475-0.0481 ms
- * on some sets and 0.0495-0.0503 on others in the same process, so one set per process gave medians of 0.0468-0.0495
- * over five processes, and six sets pooled 0.0491-0.0492 over three (docs/sdpa.md).
- */
-const SMALL_CASE_MS = 0.1;
-const SMALL_CASE_SETS = 6;
 
 /** Rounds of calls back to back, and the GPU time of each round's calls (the most calls: 200), as PyTorch's are timed. */
 const BACK_TO_BACK_ROUNDS = 20;
@@ -352,12 +342,10 @@ export async function timeOurs(gpu: GpuContext, c: SdpaBenchCase, rounds: number
     const allocationMs: number[] = [];
     let backToBack: number[] | undefined;
     try {
-      let sets = settings.allocations ?? 1;
-      for (let a = 0; a < sets; a++) {
+      for (let a = 0; a < (settings.allocations ?? 1); a++) {
         const buffers = { q: make(tq.stored), k: make(tk.stored), v: make(tv.stored), out: make(ran.out) };
         const once = await timedRounds(device, timers, 1, 0, perRound, (timer) => encodeRound(buffers, timer, 0));
         const estimate = median(once.flat());
-        if (a === 0 && settings.allocations === undefined && estimate < SMALL_CASE_MS) sets = SMALL_CASE_SETS;
         await keepBusy(
           device,
           (encoder) => {
