@@ -62,9 +62,12 @@ export function checkPrepareOptions(options: unknown): asserts options is Prepar
     checkOptionKeys(tuning, TUNING_KEYS, 'tuning', 'tuning key');
     for (const key of TUNING_KEYS) {
       const value = tuning[key];
-      const zeroTaken = key === 'matrixFlush' || key === 'matrixQAhead';
-      const allowed = value === undefined || isPositiveInteger(value) || (zeroTaken && value === 0);
-      if (!allowed) throw new SdpaArgumentError(`tuning.${key} is ${describeValue(value)}; give ${zeroTaken ? 'an integer ≥ 0' : 'a positive integer'}, or leave it out for the plan's`);
+      if (key === 'matrixQAhead') {
+        if (value !== undefined && value !== 0 && value !== 1) throw new SdpaArgumentError(`tuning.matrixQAhead is ${describeValue(value)}; give 0 or 1, or leave it out for the plan's`);
+        continue;
+      }
+      const allowed = value === undefined || isPositiveInteger(value) || (key === 'matrixFlush' && value === 0);
+      if (!allowed) throw new SdpaArgumentError(`tuning.${key} is ${describeValue(value)}; give ${key === 'matrixFlush' ? 'an integer ≥ 0' : 'a positive integer'}, or leave it out for the plan's`);
     }
   }
 }

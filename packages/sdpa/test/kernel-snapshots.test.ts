@@ -40,8 +40,8 @@ describe('resolved product kernels (the WGSL that compiles)', () => {
       await expect(resolved(plans, plans[0]!.kernel.code)).toMatchFileSnapshot(snapshot(`attention-fp32-${dtype}`));
     });
     // f32 tensors take high and low f16 parts (PARTS = 2), f16 tensors one part. f16 tensors at d = 64 without score
-    // terms read Q_i round by round where the grid needs no key splits (B = 8 here: 1024 row blocks), at d = 128 (and
-    // on shorter grids) ahead of the rounds: a module each.
+    // terms read Q_i round by round on a full grid (B = 8 here: 1024 row blocks, at least the 640 the key splits aim
+    // for), at d = 128 (and on shorter grids) ahead of the rounds: a module each.
     const matrixModules = dtype === 'f32' ? [{ sizes: [64, 128], B: 1, name: 'attention-matrix-f32' }] : [{ sizes: [64], B: 8, name: 'attention-matrix-f16' }, { sizes: [128], B: 1, name: 'attention-matrix-f16-d128' }];
     for (const { sizes, B, name } of matrixModules) {
       it(`attention-matrix, ${dtype} tensors (${dtype === 'f32' ? 'two parts' : 'one part'}), d = ${sizes.join(' and ')}${B > 1 ? `, B = ${B}` : ''}`, async () => {

@@ -57,17 +57,20 @@ describe('attention-matrix on Dawn\'s shader compiler (null backend)', () => {
       expect(code).toContain('for (var e = t; e < QR * D4V; e += WG) {');
     }
   });
-  it('reads Q_i as tuning.matrixQAhead says, where O is rescaled apart (f16 tensors, d ≤ 128), and refuses it elsewhere', () => {
+  it('reads Q_i as tuning.matrixQAhead says where O is rescaled apart (f16 tensors, d ≤ 128), and elsewhere takes only the fixed choice', () => {
     const ahead = 'var qIn: array<Packed, O4_MAX>;';
     expect(moduleFor(64, 'f16', {}, { matrixQAhead: 1 }, FULL_GRID)).toContain(ahead);
     expect(moduleFor(64, 'f16', {}, { matrixQAhead: 0 })).not.toContain(ahead);
     expect(moduleFor(64, 'f16', SINKS, { matrixQAhead: 0 })).not.toContain(ahead);
     expect(moduleFor(128, 'f16', {}, { matrixQAhead: 0 })).not.toContain(ahead);
     expect(moduleFor(128, 'f16', {}, { matrixQAhead: 1 })).toBe(moduleFor(128, 'f16'));
-    const refusal = (q: number): string => `tuning.matrixQAhead is ${q}; give 0 or 1, with f16 tensors, d ≤ 128 and one subgroup per 16 rows`;
-    expect(matrixPlan(problemFor(64), H100_LIKE, true, 'f16', { matrixQAhead: 2 })).toBe(refusal(2));
-    expect(matrixPlan(problemFor(64), H100_LIKE, true, 'f32', { matrixQAhead: 1 })).toBe(refusal(1));
-    expect(matrixPlan(problemFor(256), H100_LIKE, true, 'f16', { matrixQAhead: 0 })).toBe(refusal(0));
+    expect(matrixPlan(problemFor(64), H100_LIKE, true, 'f16', { matrixQAhead: 2 })).toBe('tuning.matrixQAhead is 2; give 0 or 1');
+    // Where the staging is fixed, the value that matches it is taken (the plan's kernel), the other refused.
+    const fixed = (q: number, how: string): string => `tuning.matrixQAhead is ${q}; this plan's kernel reads Q_i ${how} only (the choice is made with f16 tensors, d ≤ 128 and one subgroup per 16 rows)`;
+    expect(matrixPlan(problemFor(64), H100_LIKE, true, 'f32', { matrixQAhead: 1 })).toBe(fixed(1, 'round by round'));
+    expect(moduleFor(64, 'f32', {}, { matrixQAhead: 0 })).toBe(moduleFor(64, 'f32'));
+    expect(matrixPlan(problemFor(256), H100_LIKE, true, 'f16', { matrixQAhead: 0 })).toBe(fixed(0, 'ahead'));
+    expect(moduleFor(256, 'f16', {}, { matrixQAhead: 1 })).toBe(moduleFor(256, 'f16'));
   });
   it('rescales O apart from the tile loop with f16 tensors up to d = 128 only', () => {
     for (const d of [64, 128]) {

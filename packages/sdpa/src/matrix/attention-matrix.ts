@@ -153,8 +153,8 @@ const RESCALE_APART_KERNEL = rescaleApart();
  * 0.927-0.929 → 0.882-0.883, Gemma's d = 256 1.227 → 1.184 and the gpt-oss-shaped prefill with sinks (d = 64) 1.202 →
  * 1.166, but the BERT batch 0.260-0.262 → 0.300 (docs/sdpa.md): there the read-ahead takes the kernel from 128
  * registers to 144, 16 warps per unit to 12, and BERT's 3072 row blocks fill every unit many times over. GPT-2's
- * prefills, the same kernel with 192 row blocks (their keys split four ways), gained: causal 0.050 → 0.046, unmasked
- * 0.055 → 0.049. So the plan keeps the rounds at d ≤ 64 without score terms where the grid needs no key splits
+ * prefills, the same kernel with 192 row blocks (their keys split: four ways unmasked, seven causal), gained: causal
+ * 0.050 → 0.046, unmasked 0.055 → 0.049. So the plan keeps the rounds at d ≤ 64 without score terms on full grids
  * (qByRoundsAt; one subgroup per 16 rows: teams forced there by tuning read ahead), with f32 tensors (two parts) and
  * in the wide-head variant, where reading ahead was not timed. tuning.matrixQAhead overrides the rule.
  */
@@ -263,8 +263,11 @@ export function exactTestsCompiled(exact: 0 | 1 | 2, d: number): 0 | 1 | 2 {
 }
 
 /**
- * Q_i round by round at d ≤ 64 without score terms, where the grid is full enough that the keys are not split: there
- * the registers the read-ahead costs lose workgroups per unit, and elsewhere the wait it saves is worth more (above).
+ * Q_i round by round at d ≤ 64 without score terms on a full grid: at least as many row blocks (all B batches) as the
+ * key splits aim for, so that keySplits over the problem without its band gives 1 (640 row blocks: BERT's 3072, not
+ * GPT-2's 192). There the registers the read-ahead costs lose workgroups per unit; on shorter grids the wait it saves
+ * is worth more (above). This counts the grid, not the ranges the host runs: it splits banded and block-masked
+ * problems by their own counts (tiled-host.ts), and the crossover between 192 and 3072 row blocks was not measured.
  */
 function qByRoundsAt(problem: SdpaProblem, BR: number, BC: number): boolean {
   const { B, Hq, Lq, Lk, d } = problem.dims;
@@ -338,7 +341,12 @@ export function matrixPlan(problem: SdpaProblem, gpu: GpuContext, lse: boolean, 
   const BR = (16 * NSG) / HALVES;
   const apart = PARTS === 1 && HALVES === 1 && dh <= 128;   // O rescaled apart from the tile loop (RESCALE_APART_KERNEL)
   const qAhead = tuning?.matrixQAhead;
-  if (qAhead !== undefined && (![0, 1].includes(qAhead) || !apart)) return `tuning.matrixQAhead is ${qAhead}; give 0 or 1, with f16 tensors, d ≤ 128 and one subgroup per 16 rows`;
+  if (qAhead !== undefined && qAhead !== 0 && qAhead !== 1) return `tuning.matrixQAhead is ${qAhead}; give 0 or 1`;
+  // Outside the rescale-apart kernel the staging is fixed: teams read ahead, f32 tensors and wide heads by rounds.
+  const fixedAhead = HALVES === 2 ? 1 : 0;
+  if (qAhead !== undefined && !apart && qAhead !== fixedAhead) {
+    return `tuning.matrixQAhead is ${qAhead}; this plan's kernel reads Q_i ${fixedAhead ? 'ahead' : 'round by round'} only (the choice is made with f16 tensors, d ≤ 128 and one subgroup per 16 rows)`;
+  }
   const blocks = problem.blockMask;
   const blockTiles = blocks !== undefined && blocks.rows % BR === 0 && blocks.keys % BC === 0;
   return {
