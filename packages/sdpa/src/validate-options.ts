@@ -62,12 +62,10 @@ export function checkPrepareOptions(options: unknown): asserts options is Prepar
     checkOptionKeys(tuning, TUNING_KEYS, 'tuning', 'tuning key');
     for (const key of TUNING_KEYS) {
       const value = tuning[key];
-      if (key === 'matrixQAhead') {
-        if (value !== undefined && value !== 0 && value !== 1) throw new SdpaArgumentError(`tuning.matrixQAhead is ${describeValue(value)}; give 0 or 1, or leave it out for the plan's`);
-        continue;
-      }
-      const allowed = value === undefined || isPositiveInteger(value) || (key === 'matrixFlush' && value === 0);
-      if (!allowed) throw new SdpaArgumentError(`tuning.${key} is ${describeValue(value)}; give ${key === 'matrixFlush' ? 'an integer ≥ 0' : 'a positive integer'}, or leave it out for the plan's`);
+      // matrixQAhead is a switch (0 or 1); matrixFlush takes 0 (O rescaled in place); the rest are sizes.
+      const allowed = value === undefined || (key === 'matrixQAhead' ? value === 0 || value === 1 : isPositiveInteger(value) || (key === 'matrixFlush' && value === 0));
+      const wanted = key === 'matrixQAhead' ? '0 or 1' : key === 'matrixFlush' ? 'an integer ≥ 0' : 'a positive integer';
+      if (!allowed) throw new SdpaArgumentError(`tuning.${key} is ${describeValue(value)}; give ${wanted}, or leave it out for the plan's`);
     }
   }
 }

@@ -4,8 +4,8 @@
  * backend compiles a module in full. Each variant the host makes must compile without an error: f16 tensors up to
  * d = 128 (O's rescale moved below the tile loop), above it (teams of two subgroups where 32 divides d, else the
  * wide-head variant: each made by replacing parts of the file), and f32 tensors' two parts; Q_i's rows read ahead of
- * their rounds (the file as written) or round by round (d ≤ 64 without score terms on a grid whose keys are not
- * split, the wide heads, f32 tensors). A
+ * their rounds (the file as written) or round by round (d ≤ 64 without score terms on a full grid, the wide heads,
+ * f32 tensors). A
  * module with one broken line must not, so that the check can fail.
  */
 import { describe, expect, it } from 'vitest';
@@ -33,6 +33,8 @@ function moduleFor(d: number, dtype: TensorType, options: SdpaOptions = {}, tuni
 
 describe('attention-matrix on Dawn\'s shader compiler (null backend)', () => {
   const SINKS: SdpaOptions = { sinks: new Float32Array(8) };
+  /** The read-ahead's register array: only a module that reads Q_i ahead declares it. */
+  const ahead = 'var qIn: array<Packed, O4_MAX>;';
   const variants: [string, number, TensorType, SdpaOptions?, Partial<SdpaDims>?][] = [
     ['f16 tensors, d = 128 (O rescaled apart from the tile loop)', 128, 'f16'],
     ['f16 tensors, d = 64, the BERT batch (the same variant, Q_i read round by round)', 64, 'f16', {}, FULL_GRID],
@@ -48,7 +50,6 @@ describe('attention-matrix on Dawn\'s shader compiler (null backend)', () => {
     });
   }
   it('reads Q_i ahead of its rounds except at d ≤ 64 without score terms where the keys are not split, above d = 128 without teams, and with f32 tensors', () => {
-    const ahead = 'var qIn: array<Packed, O4_MAX>;';
     for (const [d, options] of [[128, {}], [256, {}], [64, SINKS], [64, { softcap: 30 }], [64, {}]] as const) expect(moduleFor(d, 'f16', options)).toContain(ahead);
     expect(moduleFor(64, 'f16', { softcap: 30 }, undefined, FULL_GRID)).toContain(ahead);
     for (const [d, dtype, dims] of [[64, 'f16', FULL_GRID], [144, 'f16', {}], [64, 'f32', {}], [128, 'f32', {}]] as const) {
@@ -58,7 +59,6 @@ describe('attention-matrix on Dawn\'s shader compiler (null backend)', () => {
     }
   });
   it('reads Q_i as tuning.matrixQAhead says where O is rescaled apart (f16 tensors, d ≤ 128), and elsewhere takes only the fixed choice', () => {
-    const ahead = 'var qIn: array<Packed, O4_MAX>;';
     expect(moduleFor(64, 'f16', {}, { matrixQAhead: 1 }, FULL_GRID)).toContain(ahead);
     expect(moduleFor(64, 'f16', {}, { matrixQAhead: 0 })).not.toContain(ahead);
     expect(moduleFor(64, 'f16', SINKS, { matrixQAhead: 0 })).not.toContain(ahead);
